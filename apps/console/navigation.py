@@ -1,0 +1,18 @@
+"""Console navigation. A domain app that adds pages adds its entry here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class NavItem:
+    label: str
+    url_name: str
+    section: str
+
+
+NAVIGATION: list[NavItem] = [
+    NavItem("Overview", "console:home", "overview"),
+    NavItem("API keys", "governance_console:keys", "keys"),
+]

@@ -1,0 +1,1 @@
+"""Channel adapters: one module per channel/provider family, found through ``adapters``."""

@@ -1,0 +1,92 @@
+"""Who may do what: organization memberships with roles, and project API keys."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from apps.core.models import ProjectScopedModel
+from apps.governance.scopes import CEILINGS
+
+
+class Role(models.TextChoices):
+    OWNER = "owner", "Owner"
+    ADMIN = "admin", "Admin"
+    MEMBER = "member", "Member"
+    VIEWER = "viewer", "Viewer"
+
+
+# Roles that may manage credentials (API keys, later connectors) in the console.
+KEY_MANAGER_ROLES = frozenset({Role.OWNER, Role.ADMIN})
+
+
+class Membership(models.Model):
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    organization = models.ForeignKey("projects.Organization", on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "organization"], name="membership_unique_user_org")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.organization} ({self.role})"
+
+    @property
+    def can_manage_keys(self) -> bool:
+        return self.role in KEY_MANAGER_ROLES
+
+
+class ApiKey(ProjectScopedModel):
+    class Kind(models.TextChoices):
+        PUBLIC = "public", "Public"
+        SECRET = "secret", "Secret"
+        RESTRICTED = "restricted", "Restricted"
+
+    PREFIXES = {Kind.PUBLIC: "pk_", Kind.SECRET: "sk_", Kind.RESTRICTED: "rk_"}
+
+    name = models.CharField(max_length=100)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    # For restricted keys: the type whose ceiling bounds ``scopes``.
+    ceiling = models.CharField(max_length=16, choices=[("public", "Public"), ("secret", "Secret")])
+    scopes = models.JSONField(default=list)
+    key_hash = models.CharField(max_length=64, unique=True)
+    display_prefix = models.CharField(max_length=16)
+    last_four = models.CharField(max_length=4)
+    rate_limit_per_minute = models.PositiveIntegerField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    # Revocation may lie in the future: a rotated key keeps working through its grace period.
+    revoked_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    replaced_by = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replaces")
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["project", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.masked})"
+
+    @property
+    def masked(self) -> str:
+        return f"{self.display_prefix}…{self.last_four}"
+
+    def is_active(self, now: timezone.datetime | None = None) -> bool:
+        return self.revoked_at is None or self.revoked_at > (now or timezone.now())
+
+    @property
+    def status(self) -> str:
+        if self.revoked_at is None:
+            return "active"
+        if self.revoked_at > timezone.now():
+            return "expiring"
+        return "rotated" if self.replaced_by_id else "revoked"
+
+    def effective_scopes(self) -> frozenset[str]:
+        if self.kind == self.Kind.RESTRICTED:
+            return frozenset(self.scopes) & CEILINGS[self.ceiling]
+        return CEILINGS[self.kind]

@@ -1,0 +1,5 @@
+from typing import Any
+
+app_name = "subscribers_console"
+
+urlpatterns: list[Any] = []

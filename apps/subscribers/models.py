@@ -1,0 +1,154 @@
+"""Who messages go to: subscribers, their devices, tags, segments and preferences."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from apps.core.models import ProjectScopedModel
+
+
+class Channel(models.TextChoices):
+    """Delivery channels, shared by preferences, templates and deliveries."""
+
+    EMAIL = "email", "Email"
+    PUSH = "push", "Push"
+    SMS = "sms", "SMS"
+    WHATSAPP = "whatsapp", "WhatsApp"
+    SLACK = "slack", "Slack"
+    TEAMS = "teams", "Microsoft Teams"
+    WEBHOOK = "webhook", "Webhook"
+
+
+class Subscriber(ProjectScopedModel):
+    external_id = models.CharField(max_length=255, null=True, blank=True)
+    anonymous_id = models.CharField(max_length=255, null=True, blank=True)
+    email = models.EmailField(max_length=254, blank=True, default="")
+    phone = models.CharField(max_length=16, blank=True, default="", help_text="E.164, e.g. +351912345678")
+    timezone = models.CharField(max_length=64, blank=True, default="")
+    locale = models.CharField(max_length=35, blank=True, default="")
+    attributes = models.JSONField(default=dict, blank=True)
+    # Set when this (anonymous) subscriber was merged into an identified one; later calls
+    # with its anonymous id resolve to ``merged_into``.
+    merged_into = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    erased_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "external_id"],
+                condition=Q(external_id__isnull=False),
+                name="subscriber_external_id_unique_per_project",
+            ),
+            models.UniqueConstraint(
+                fields=["project", "anonymous_id"],
+                condition=Q(anonymous_id__isnull=False),
+                name="subscriber_anonymous_id_unique_per_project",
+            ),
+        ]
+        indexes = [models.Index(fields=["project", "email"], name="subscriber_project_email")]
+
+    def __str__(self) -> str:
+        return self.external_id or self.anonymous_id or f"subscriber {self.pk}"
+
+
+class Device(ProjectScopedModel):
+    class Platform(models.TextChoices):
+        IOS = "ios", "iOS"
+        ANDROID = "android", "Android"
+        WEB = "web", "Web"
+
+    subscriber = models.ForeignKey(Subscriber, on_delete=models.CASCADE, related_name="devices")
+    platform = models.CharField(max_length=16, choices=Platform.choices)
+    token = models.CharField(max_length=4096)
+    active = models.BooleanField(default=True)
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+    deactivated_reason = models.CharField(max_length=255, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "token"], name="device_token_unique_per_project")]
+
+    def __str__(self) -> str:
+        return f"{self.platform}:{self.token[:12]}…"
+
+
+class Tag(ProjectScopedModel):
+    name = models.CharField(max_length=64)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="tag_name_unique_per_project")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SubscriberTag(ProjectScopedModel):
+    subscriber = models.ForeignKey(Subscriber, on_delete=models.CASCADE, related_name="subscriber_tags")
+    tag = models.ForeignKey(Tag, on_delete=models.CASCADE, related_name="subscriber_tags")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["subscriber", "tag"], name="subscriber_tag_unique")]
+        indexes = [models.Index(fields=["tag", "subscriber"], name="subscriber_tag_by_tag")]
+
+
+class TagEvent(ProjectScopedModel):
+    """Append-only: every tag added or removed, and by what."""
+
+    class Action(models.TextChoices):
+        ADDED = "added", "Added"
+        REMOVED = "removed", "Removed"
+
+    class Source(models.TextChoices):
+        API = "api", "API"
+        CONSOLE = "console", "Console"
+        WORKFLOW = "workflow", "Workflow"
+        IMPORT = "import", "Import"
+
+    subscriber = models.ForeignKey(Subscriber, on_delete=models.CASCADE, related_name="tag_events")
+    tag_name = models.CharField(max_length=64)
+    action = models.CharField(max_length=8, choices=Action.choices)
+    source = models.CharField(max_length=16, choices=Source.choices)
+    source_ref = models.CharField(max_length=255, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+
+class Segment(ProjectScopedModel):
+    """Membership computed from tag rules, materialised in ``SegmentMembership``."""
+
+    name = models.CharField(max_length=200)
+    rules = models.JSONField(help_text="Nested groups of all/any/none tag predicates joined by and/or.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="segment_name_unique_per_project")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class SegmentMembership(ProjectScopedModel):
+    segment = models.ForeignKey(Segment, on_delete=models.CASCADE, related_name="memberships")
+    subscriber = models.ForeignKey(Subscriber, on_delete=models.CASCADE, related_name="segment_memberships")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["segment", "subscriber"], name="segment_membership_unique")]
+
+
+class ChannelPreference(ProjectScopedModel):
+    """An opt-out: a whole channel (empty category) or one category on a channel."""
+
+    subscriber = models.ForeignKey(Subscriber, on_delete=models.CASCADE, related_name="preferences")
+    channel = models.CharField(max_length=16, choices=Channel.choices)
+    category = models.CharField(max_length=64, blank=True, default="")
+    opted_out = models.BooleanField(default=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["subscriber", "channel", "category"], name="preference_unique")]

@@ -1,0 +1,12 @@
+"""Routing for the public API under /api/v1/. Each app contributes its own urls."""
+
+from django.urls import include, path
+
+urlpatterns = [
+    path("", include("apps.governance.api.urls")),
+    path("", include("apps.subscribers.api.urls")),
+    path("", include("apps.delivery.api.urls")),
+    path("", include("apps.notifications.api.urls")),
+    path("", include("apps.workflows.api.urls")),
+    path("", include("apps.campaigns.api.urls")),
+]

@@ -1,0 +1,258 @@
+"""Settings shared by every environment. Values come from ``config.env``."""
+
+from __future__ import annotations
+
+import dj_database_url
+
+from config.env import (
+    BASE_DIR,
+    data_dir,
+    env_bool,
+    env_int,
+    env_list,
+    env_str,
+)
+
+DATA_DIR = data_dir()
+
+SECRET_KEY = env_str("DJANGO_SECRET_KEY", "insecure-local-key-change-me-in-production-0123456789")
+DEBUG = env_bool("DJANGO_DEBUG", False)
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.sitemaps",
+    "rest_framework",
+    "drf_spectacular",
+    "django_celery_beat",
+    "guardian",
+    "anymail",
+    "storages",
+    # Wagtail (cms/ only)
+    "wagtail.contrib.forms",
+    "wagtail.contrib.redirects",
+    "wagtail.embeds",
+    "wagtail.sites",
+    "wagtail.users",
+    "wagtail.snippets",
+    "wagtail.documents",
+    "wagtail.images",
+    "wagtail.search",
+    "wagtail.admin",
+    "wagtail",
+    "modelcluster",
+    "taggit",
+    # Tidings
+    "apps.core",
+    "apps.projects",
+    "apps.governance",
+    "apps.subscribers",
+    "apps.delivery",
+    "apps.notifications",
+    "apps.workflows",
+    "apps.campaigns",
+    "apps.console",
+    "cms",
+]
+
+MIDDLEWARE = [
+    "apps.core.limits.BodySizeLimitMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "apps.core.idempotency.IdempotencyMiddleware",
+    "wagtail.contrib.redirects.middleware.RedirectMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "apps.console.context.console_context",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------
+# No DATABASE_URL: a SQLite file, so `make run` needs no server. Otherwise Postgres.
+DATABASE_URL = env_str("DATABASE_URL", "")
+if DATABASE_URL:
+    DATABASES = {
+        "default": dj_database_url.parse(
+            DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
+        )
+    }
+else:
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": DATA_DIR / "tidings.sqlite3",
+            # Web, worker and beat share the file: wait for a lock instead of failing.
+            "OPTIONS": {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"},
+        }
+    }
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cache: Redis when configured, else a file cache every local process shares -------
+REDIS_URL = env_str("REDIS_URL", "")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "tidings"),
+        }
+    }
+else:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(DATA_DIR / "cache"),
+        }
+    }
+
+# --- Celery ---------------------------------------------------------------------------
+# No broker configured: Kombu's filesystem transport, so a real worker process runs the
+# background work with no server at all (never eager mode).
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "") or REDIS_URL
+if not CELERY_BROKER_URL:
+    _broker_dir = DATA_DIR / "broker"
+    (_broker_dir / "queue").mkdir(parents=True, exist_ok=True)
+    (_broker_dir / "processed").mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "queue"),
+        "data_folder_out": str(_broker_dir / "queue"),
+        "processed_folder": str(_broker_dir / "processed"),
+        "store_processed": False,
+    }
+    # The filesystem transport has no fanout exchange; remote control needs one.
+    CELERY_WORKER_ENABLE_REMOTE_CONTROL = False
+else:
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_ALWAYS_EAGER = False
+
+# Control loops and housekeeping; beat is their only home. Apps add their own entries.
+CELERY_BEAT_SCHEDULE = {
+    "core-heartbeat": {"task": "core.heartbeat", "schedule": 15.0},
+    "core-idempotency-sweep": {"task": "core.idempotency_sweep", "schedule": 600.0},
+}
+
+# --- Auth, i18n, static ---------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "guardian.backends.ObjectPermissionBackend",
+]
+LOGIN_URL = "console:login"
+LOGIN_REDIRECT_URL = "console:home"
+LOGOUT_REDIRECT_URL = "console:login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = DATA_DIR / "staticfiles"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+MEDIA_URL = "/media/"
+MEDIA_ROOT = DATA_DIR / "media"
+STORAGES = {
+    "default": {"BACKEND": env_str("TIDINGS_FILE_STORAGE", "django.core.files.storage.FileSystemStorage")},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+
+# --- API ------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["apps.governance.authentication.ApiKeyAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["apps.governance.permissions.HasScope"],
+    "DEFAULT_THROTTLE_CLASSES": ["apps.governance.throttling.ApiKeyRateThrottle"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "apps.core.problems.problem_exception_handler",
+    "UNAUTHENTICATED_USER": None,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Tidings API",
+    "DESCRIPTION": "Multi-tenant notification platform: subscribers, publish, journeys, campaigns.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "APPEND_COMPONENTS": {
+        "securitySchemes": {"ApiKey": {"type": "http", "scheme": "bearer", "description": "pk_, sk_ or rk_ key"}}
+    },
+    "SECURITY": [{"ApiKey": []}],
+}
+
+# Request bodies: one limit for ordinary API calls; uploads declare their own.
+TIDINGS_API_MAX_BODY_BYTES = env_int("TIDINGS_API_MAX_BODY_BYTES", 1024 * 1024)
+TIDINGS_UPLOAD_MAX_BODY_BYTES = env_int("TIDINGS_UPLOAD_MAX_BODY_BYTES", 512 * 1024 * 1024)
+TIDINGS_UPLOAD_PATHS = ["/api/v1/subscribers/import"]
+DATA_UPLOAD_MAX_MEMORY_SIZE = TIDINGS_API_MAX_BODY_BYTES
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
+
+# Per-key request budget (requests per minute) unless a key carries its own.
+TIDINGS_API_KEY_RATE_PER_MINUTE = env_int("TIDINGS_API_KEY_RATE_PER_MINUTE", 12000)
+TIDINGS_IDEMPOTENCY_TTL_HOURS = 24
+
+# Secrets at rest: comma-separated Fernet keys, newest first (rotation = prepend a key).
+TIDINGS_SECRET_KEYS = env_list("TIDINGS_SECRET_KEYS", [])
+
+# --- Wagtail --------------------------------------------------------------------------
+WAGTAIL_SITE_NAME = "Tidings"
+WAGTAILADMIN_BASE_URL = env_str("TIDINGS_BASE_URL", "http://127.0.0.1:8000")
+WAGTAILDOCS_EXTENSIONS = ["csv", "docx", "key", "odt", "pdf", "pptx", "rtf", "txt", "xlsx", "zip"]
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}
+TIDINGS_IDEMPOTENCY_PROJECT_RESOLVER = "apps.governance.authentication.project_id_for_request"
+# Every queue a worker listens on. Delivery lanes have their own queues so a slow bulk
+# run never delays a one-time code.
+TIDINGS_WORKER_QUEUES = ["default", "high", "normal", "bulk", "journeys", "campaigns"]
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)

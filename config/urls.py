@@ -1,0 +1,34 @@
+from django.conf import settings
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from wagtail import urls as wagtail_urls
+from wagtail.admin import urls as wagtailadmin_urls
+from wagtail.documents import urls as wagtaildocs_urls
+
+from apps.core.health import health_view
+
+urlpatterns = [
+    path("health", health_view, name="health"),
+    path("admin/", admin.site.urls),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/v1/", include("config.api")),
+    path("console/keys/", include("apps.governance.console.urls")),
+    path("console/subscribers/", include("apps.subscribers.console.urls")),
+    path("console/delivery/", include("apps.delivery.console.urls")),
+    path("console/notifications/", include("apps.notifications.console.urls")),
+    path("console/workflows/", include("apps.workflows.console.urls")),
+    path("console/campaigns/", include("apps.campaigns.console.urls")),
+    path("console/", include("apps.console.urls")),
+    path("cms/", include(wagtailadmin_urls)),
+    path("documents/", include(wagtaildocs_urls)),
+]
+
+if settings.DEBUG:
+    from django.conf.urls.static import static
+
+    urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
+
+# Wagtail serves every other path (home page, docs, blog, legal).
+urlpatterns += [path("", include(wagtail_urls))]
