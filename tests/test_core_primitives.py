@@ -47,7 +47,7 @@ def test_key_rotation_keeps_old_secrets_readable_and_reencrypts(fresh_keys):
 def test_registry_names_unknown_entries():
     registry: Registry[int] = Registry("node type")
     registry.add("wait", 1)
-    with pytest.raises(RegistryError, match="unknown node type 'nope'.*wait"):
+    with pytest.raises(RegistryError, match=r"unknown node type 'nope'.*wait"):
         registry.get("nope")
     with pytest.raises(RegistryError):
         registry.add("wait", 2)
