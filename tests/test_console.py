@@ -124,3 +124,19 @@ def test_wagtail_home_and_admin_are_wired(client, django_user_model):
     client.force_login(admin)
     assert client.get("/cms/").status_code == 200
     assert client.get("/admin/governance/apikey/").status_code == 200
+
+
+def test_admin_creates_key_with_validated_scopes(client, project, django_user_model):
+    admin = django_user_model.objects.create_superuser("root2", "r@example.com", "correct-horse-battery")
+    client.force_login(admin)
+    bad = client.post(
+        "/admin/governance/apikey/add/",
+        {"project": project.pk, "name": "r", "kind": "restricted", "ceiling": "public", "scopes": '["read"]'},
+    )
+    assert bad.status_code == 200
+    assert "not within the public ceiling" in bad.content.decode()
+    assert not ApiKey.objects.exists()
+    good = client.post("/admin/governance/apikey/add/", {"project": project.pk, "name": "s", "kind": "secret"})
+    assert good.status_code == 302
+    key = ApiKey.objects.get(name="s")
+    assert key.scopes and key.key_hash
