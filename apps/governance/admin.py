@@ -5,8 +5,8 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from apps.governance.models import ApiKey, Membership
 from apps.core.errors import ApplicationError
+from apps.governance.models import ApiKey, Membership
 from apps.governance.services import api_key_create, api_key_revoke, api_key_rotate, validate_key_scopes
 
 
