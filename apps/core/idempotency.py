@@ -31,7 +31,13 @@ _REPLAYED_HEADERS = ("Content-Type", "Location")
 def request_fingerprint(request: HttpRequest) -> str:
     digest = hashlib.sha256()
     digest.update(request.method.encode() + b" " + request.get_full_path().encode() + b"\n")
-    digest.update(request.body)
+    if any(request.path.startswith(prefix) for prefix in settings.TIDINGS_UPLOAD_PATHS):
+        # Uploads may be hundreds of MB and are streamed to storage: reading the body here
+        # would load it whole. Their fingerprint is the declared type and size instead.
+        digest.update(request.META.get("CONTENT_TYPE", "").encode() + b"\n")
+        digest.update(str(request.META.get("CONTENT_LENGTH", "")).encode())
+    else:
+        digest.update(request.body)
     return digest.hexdigest()
 
 
