@@ -102,7 +102,11 @@ DATABASE_URL = env_str("DATABASE_URL", "")
 if DATABASE_URL:
     DATABASES = {
         "default": dj_database_url.parse(
-            DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60), conn_health_checks=True
+            # 0 by default: under ASGI each request runs in its own thread, and a kept-open
+            # connection per finished thread would pile up until Postgres refuses more.
+            DATABASE_URL,
+            conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
+            conn_health_checks=True,
         )
     }
 else:
