@@ -152,3 +152,44 @@ class ChannelPreference(ProjectScopedModel):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["subscriber", "channel", "category"], name="preference_unique")]
+
+
+class ImportJob(ProjectScopedModel):
+    """One uploaded CSV/NDJSON file being turned into subscribers, with its progress."""
+
+    class Format(models.TextChoices):
+        CSV = "csv", "CSV"
+        NDJSON = "ndjson", "NDJSON"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+
+    file_name = models.CharField(max_length=500, help_text="Path in the default storage.")
+    original_name = models.CharField(max_length=255, blank=True, default="")
+    format = models.CharField(max_length=8, choices=Format.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    size_bytes = models.BigIntegerField(default=0)
+    rows_total = models.IntegerField(null=True, blank=True)
+    rows_done = models.IntegerField(default=0)
+    rows_imported = models.IntegerField(default=0)
+    rows_failed = models.IntegerField(default=0)
+    # Last physical line committed: a re-delivered task resumes after it.
+    lines_committed = models.IntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True, help_text="[{line, message}], capped.")
+    error = models.TextField(blank=True, default="", help_text="Why the whole file failed, if it did.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["project", "status"], name="import_job_project_status")]
+
+    def __str__(self) -> str:
+        return f"import {self.pk} ({self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in {self.Status.SUCCEEDED, self.Status.FAILED}
