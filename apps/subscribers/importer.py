@@ -77,11 +77,23 @@ def sniff(head: bytes, fmt: str) -> None:
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         raise ImportFileError("The file is UTF-16; save it as UTF-8.", "invalid_encoding")
     cut = head if len(head) < SNIFF_BYTES else head[: head.rfind(b"\n") + 1] or head
-    try:
-        text = cut.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = cut[: exc.start].count(b"\n") + 1
-        raise ImportFileError(f"The file is not UTF-8 (first bad byte on line {line}).", "invalid_encoding") from None
+    if cut.startswith(codecs.BOM_UTF8):
+        cut = cut[len(codecs.BOM_UTF8) :]
+    # The first line with non-ASCII bytes decides: valid UTF-8 there means a UTF-8 file
+    # (a later bad line is one bad row); invalid means the file was saved in another
+    # encoding (typically Latin-1 / Windows-1252) and every accented row would be lost.
+    lines = cut.split(b"\n")
+    for number, raw in enumerate(lines, start=1):
+        if raw.isascii():
+            continue
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ImportFileError(
+                f"The file is not UTF-8 (line {number} is not); save it as UTF-8.", "invalid_encoding"
+            ) from None
+        break
+    text = b"\n".join(line for line in lines).decode("utf-8", errors="replace")
     if "\x00" in text:
         raise ImportFileError("The file contains NUL bytes: it is not a text file.", "invalid_encoding")
     if fmt == "csv":

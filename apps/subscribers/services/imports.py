@@ -140,10 +140,11 @@ def _finish(job: ImportJob, failed: str = "") -> ImportJob:
 def _load(job: ImportJob, rows: Iterable[ParsedRow | tuple[int, str]]) -> None:
     good: dict[str, ParsedRow] = {}
     bad: list[tuple[int, str]] = []
-    seen = last_line = 0
+    seen = ok = last_line = 0
     for item in rows:
         seen += 1
         if isinstance(item, ParsedRow):
+            ok += 1
             last_line = item.line
             previous = good.get(item.external_id)
             if previous is not None:
@@ -154,20 +155,20 @@ def _load(job: ImportJob, rows: Iterable[ParsedRow | tuple[int, str]]) -> None:
             last_line = item[0]
             bad.append(item)
         if seen >= CHUNK_ROWS:
-            _commit_chunk(job, good, bad, seen, last_line)
-            good, bad, seen = {}, [], 0
+            _commit_chunk(job, good, bad, seen, ok, last_line)
+            good, bad, seen, ok = {}, [], 0, 0
     if seen:
-        _commit_chunk(job, good, bad, seen, last_line)
+        _commit_chunk(job, good, bad, seen, ok, last_line)
 
 
 def _commit_chunk(
-    job: ImportJob, good: dict[str, ParsedRow], bad: list[tuple[int, str]], seen: int, last_line: int
+    job: ImportJob, good: dict[str, ParsedRow], bad: list[tuple[int, str]], seen: int, ok: int, last_line: int
 ) -> None:
     with transaction.atomic():
         if good:
             _write_rows(job, list(good.values()))
         job.rows_done += seen
-        job.rows_imported += len(good)
+        job.rows_imported += ok
         job.rows_failed += len(bad)
         room = MAX_STORED_ERRORS - len(job.errors)
         if room > 0:
