@@ -9,14 +9,17 @@ a chunk twice changes nothing.
 
 from __future__ import annotations
 
+import queue
+import threading
 import uuid
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import IO
 
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from apps.core.errors import ApplicationError
@@ -32,6 +35,7 @@ from apps.subscribers.importer import (
     sniff,
 )
 from apps.subscribers.models import ImportJob, Segment
+from apps.subscribers.services.import_sql import INSERT_NEW, LINKS, TAGS, UPDATE_EXISTING, UPSERT_NEW
 from apps.subscribers.services.segments import segments_refresh_for
 
 CHUNK_ROWS = 50_000
@@ -138,84 +142,65 @@ def _finish(job: ImportJob, failed: str = "") -> ImportJob:
 
 
 def _load(job: ImportJob, rows: Iterable[ParsedRow | tuple[int, str]]) -> None:
-    good: dict[str, ParsedRow] = {}
-    bad: list[tuple[int, str]] = []
-    seen = ok = last_line = 0
-    for item in rows:
-        seen += 1
-        if isinstance(item, ParsedRow):
-            ok += 1
-            last_line = item.line
-            previous = good.get(item.external_id)
-            if previous is not None:
-                # One upsert cannot touch a row twice: the later row wins, tags add up.
-                item.tags = list(dict.fromkeys(previous.tags + item.tags))
-            good[item.external_id] = item
-        else:
-            last_line = item[0]
-            bad.append(item)
-        if seen >= CHUNK_ROWS:
-            _commit_chunk(job, good, bad, seen, ok, last_line)
-            good, bad, seen, ok = {}, [], 0, 0
-    if seen:
-        _commit_chunk(job, good, bad, seen, ok, last_line)
+    """Parse on a helper thread while this one writes the previous chunk: psycopg
+    releases the GIL while Postgres works, so parsing and loading overlap."""
+    chunks: queue.Queue[_Chunk | BaseException | None] = queue.Queue(maxsize=2)
+    parser = threading.Thread(target=_parse_chunks, args=(rows, chunks), daemon=True)
+    parser.start()
+    while (chunk := chunks.get()) is not None:
+        if isinstance(chunk, BaseException):
+            raise chunk
+        _commit_chunk(job, chunk)
+    parser.join()
 
 
-def _commit_chunk(
-    job: ImportJob, good: dict[str, ParsedRow], bad: list[tuple[int, str]], seen: int, ok: int, last_line: int
-) -> None:
+@dataclass
+class _Chunk:
+    good: dict[str, ParsedRow] = field(default_factory=dict)
+    bad: list[tuple[int, str]] = field(default_factory=list)
+    seen: int = 0
+    ok: int = 0
+    last_line: int = 0
+
+
+def _parse_chunks(rows: Iterable[ParsedRow | tuple[int, str]], out: queue.Queue) -> None:
+    chunk = _Chunk()
+    try:
+        for item in rows:
+            chunk.seen += 1
+            if isinstance(item, ParsedRow):
+                chunk.ok += 1
+                chunk.last_line = item.line
+                previous = chunk.good.get(item.external_id)
+                if previous is not None:
+                    # One statement cannot touch a row twice: the later row wins, tags add up.
+                    item.tags = list(dict.fromkeys(previous.tags + item.tags))
+                chunk.good[item.external_id] = item
+            else:
+                chunk.last_line = item[0]
+                chunk.bad.append(item)
+            if chunk.seen >= CHUNK_ROWS:
+                out.put(chunk)
+                chunk = _Chunk()
+        if chunk.seen:
+            out.put(chunk)
+        out.put(None)
+    except BaseException as exc:  # noqa: BLE001 - handed to the loading thread, which re-raises
+        out.put(exc)
+
+
+def _commit_chunk(job: ImportJob, chunk: _Chunk) -> None:
     with transaction.atomic():
-        if good:
-            _write_rows(job, list(good.values()))
-        job.rows_done += seen
-        job.rows_imported += ok
-        job.rows_failed += len(bad)
+        if chunk.good:
+            _write_rows(job, list(chunk.good.values()))
+        job.rows_done += chunk.seen
+        job.rows_imported += chunk.ok
+        job.rows_failed += len(chunk.bad)
         room = MAX_STORED_ERRORS - len(job.errors)
         if room > 0:
-            job.errors = job.errors + [{"line": line, "message": msg} for line, msg in bad[:room]]
-        job.lines_committed = last_line
+            job.errors = job.errors + [{"line": line, "message": msg} for line, msg in chunk.bad[:room]]
+        job.lines_committed = chunk.last_line
         job.save(update_fields=["rows_done", "rows_imported", "rows_failed", "errors", "lines_committed"])
-
-
-_UPSERT = """
-INSERT INTO subscribers_subscriber
-    (project_id, external_id, email, phone, timezone, locale, attributes, created_at, updated_at)
-SELECT %s, r.external_id, coalesce(r.email, ''), coalesce(r.phone, ''), coalesce(r.timezone, ''),
-       coalesce(r.locale, ''), coalesce(r.attributes, '{}'::jsonb), now(), now()
-FROM tidings_import_rows r
-ON CONFLICT (project_id, external_id) WHERE external_id IS NOT NULL DO UPDATE SET
-    email = coalesce(nullif(EXCLUDED.email, ''), subscribers_subscriber.email),
-    phone = coalesce(nullif(EXCLUDED.phone, ''), subscribers_subscriber.phone),
-    timezone = coalesce(nullif(EXCLUDED.timezone, ''), subscribers_subscriber.timezone),
-    locale = coalesce(nullif(EXCLUDED.locale, ''), subscribers_subscriber.locale),
-    attributes = subscribers_subscriber.attributes || EXCLUDED.attributes,
-    updated_at = now()
-"""
-
-_TAGS = """
-INSERT INTO subscribers_tag (project_id, name, created_at)
-SELECT %s, n, now() FROM (
-    SELECT DISTINCT unnest(string_to_array(tags, %s)) AS n FROM tidings_import_rows WHERE tags IS NOT NULL
-) names ORDER BY n
-ON CONFLICT (project_id, name) DO NOTHING
-"""
-
-_LINKS = """
-WITH ins AS (
-    INSERT INTO subscribers_subscribertag (project_id, subscriber_id, tag_id, created_at)
-    SELECT %s, s.id, t.id, now()
-    FROM tidings_import_rows r
-    CROSS JOIN LATERAL unnest(string_to_array(r.tags, %s)) AS n(name)
-    JOIN subscribers_subscriber s ON s.project_id = %s AND s.external_id = r.external_id
-    JOIN subscribers_tag t ON t.project_id = %s AND t.name = n.name
-    WHERE r.tags IS NOT NULL
-    ON CONFLICT (subscriber_id, tag_id) DO NOTHING
-    RETURNING subscriber_id, tag_id
-)
-INSERT INTO subscribers_tagevent (project_id, subscriber_id, tag_name, action, source, source_ref, created_at)
-SELECT %s, ins.subscriber_id, t.name, 'added', 'import', %s, now()
-FROM ins JOIN subscribers_tag t ON t.id = ins.tag_id
-"""
 
 
 def _write_rows(job: ImportJob, rows: list[ParsedRow]) -> None:
@@ -225,7 +210,10 @@ def _write_rows(job: ImportJob, rows: list[ParsedRow]) -> None:
             "CREATE TEMP TABLE IF NOT EXISTS tidings_import_rows (external_id text, email text, phone text,"
             " timezone text, locale text, attributes jsonb, tags text)"
         )
-        cursor.execute("TRUNCATE tidings_import_rows")
+        cursor.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS tidings_import_ids (external_id text, id bigint, inserted boolean)"
+        )
+        cursor.execute("TRUNCATE tidings_import_rows, tidings_import_ids")
         with cursor.copy("COPY tidings_import_rows FROM STDIN") as copy:
             for r in rows:
                 copy.write_row(
@@ -239,14 +227,21 @@ def _write_rows(job: ImportJob, rows: list[ParsedRow]) -> None:
                         TAG_JOIN.join(r.tags) if r.tags else None,
                     )
                 )
-        cursor.execute(_UPSERT, [pid])
+        # Temp tables have no statistics until analysed; the joins below need them.
+        cursor.execute("ANALYZE tidings_import_rows")
+        cursor.execute(UPDATE_EXISTING, [pid])
+        try:
+            with transaction.atomic():
+                cursor.execute(INSERT_NEW, [pid])
+        except IntegrityError:
+            cursor.execute(UPSERT_NEW, [pid])
+        cursor.execute("ANALYZE tidings_import_ids")
         if any(r.tags for r in rows):
-            cursor.execute(_TAGS, [pid, TAG_JOIN])
-            cursor.execute(_LINKS, [pid, TAG_JOIN, pid, pid, pid, f"import:{job.pk}"])
+            cursor.execute(TAGS, [pid, TAG_JOIN])
+            ref = f"import:{job.pk}"
+            cursor.execute(LINKS.format(inserted="true", conflict=""), [pid, TAG_JOIN, pid, pid, ref])
+            conflict = "ON CONFLICT (subscriber_id, tag_id) DO NOTHING"
+            cursor.execute(LINKS.format(inserted="false", conflict=conflict), [pid, TAG_JOIN, pid, pid, ref])
         if Segment.objects.for_project(pid).exists():
-            cursor.execute(
-                "SELECT s.id FROM tidings_import_rows r JOIN subscribers_subscriber s"
-                " ON s.project_id = %s AND s.external_id = r.external_id",
-                [pid],
-            )
+            cursor.execute("SELECT id FROM tidings_import_ids")
             segments_refresh_for(project_id=pid, subscriber_ids=[row[0] for row in cursor.fetchall()])
