@@ -197,7 +197,7 @@ class ImportJob(ProjectScopedModel):
     rows_done = models.IntegerField(default=0)
     rows_imported = models.IntegerField(default=0)
     rows_failed = models.IntegerField(default=0)
-    # Last physical line committed: a re-delivered task resumes after it.
+    # Highest physical line committed so far (chunks may commit out of order).
     lines_committed = models.IntegerField(default=0)
     errors = models.JSONField(default=list, blank=True, help_text="[{line, message}], capped.")
     error = models.TextField(blank=True, default="", help_text="Why the whole file failed, if it did.")

@@ -26,6 +26,13 @@ GOOD_AND_BAD_CSV = (
 )  # line 7: latin-1 byte; line 8 good
 
 
+@pytest.fixture(autouse=True)
+def _one_writer(settings: Any) -> None:
+    # In-process runs share the test's open transaction, which other connections cannot
+    # see; the real-worker test below runs with the default parallel writers.
+    settings.TIDINGS_IMPORT_WRITERS = 1
+
+
 def _upload(client: Any, content: bytes, name: str = "people.csv", content_type: str = "text/csv") -> Any:
     upload = SimpleUploadedFile(name, content, content_type=content_type)
     return client.post("/api/v1/subscribers/import", {"file": upload}, format="multipart")

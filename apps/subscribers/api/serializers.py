@@ -120,7 +120,7 @@ def import_out(job: ImportJob) -> dict[str, Any]:
         "rows_done": job.rows_done,
         "rows_imported": job.rows_imported,
         "rows_failed": job.rows_failed,
-        "errors": job.errors,
+        "errors": sorted(job.errors, key=lambda e: e["line"])[:1000],
         "errors_truncated": job.rows_failed > len(job.errors),
         "error": job.error or None,
         "created_at": job.created_at,

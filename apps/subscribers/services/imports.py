@@ -1,14 +1,14 @@
 """Subscriber import: accept a file into storage, then load it in chunks from a worker.
 
-Each chunk is one transaction: COPY the validated rows into a temp table, upsert
-subscribers with INSERT ... ON CONFLICT, link tags (recording TagEvents with source
-"import"), refresh segment membership, and advance the job's checkpoint. A re-delivered
-task resumes after the last committed line, and every statement is an upsert, so running
-a chunk twice changes nothing.
+Each chunk is one transaction: COPY the validated rows into a temp table, update the
+subscribers that exist and insert the rest, link tags (recording TagEvents with source
+"import"), refresh segment membership, and add to the job's counters. Every statement is
+an upsert, so a re-delivered task simply starts over and changes nothing twice.
 """
 
 from __future__ import annotations
 
+import json
 import queue
 import threading
 import uuid
@@ -112,6 +112,12 @@ def import_run(*, project_id: int, job_id: int) -> ImportJob:
         job = ImportJob.objects.select_for_update().get(project_id=project_id, pk=job_id)
         if job.is_finished:
             return job
+        if job.status == ImportJob.Status.RUNNING:
+            # A re-delivered task (the worker died): every statement is an upsert, so
+            # start over and count afresh.
+            job.rows_done = job.rows_imported = job.rows_failed = job.lines_committed = 0
+            job.errors = []
+            job.save(update_fields=["rows_done", "rows_imported", "rows_failed", "lines_committed", "errors"])
         job.status = ImportJob.Status.RUNNING
         job.started_at = job.started_at or timezone.now()
         job.save(update_fields=["status", "started_at"])
@@ -123,11 +129,12 @@ def import_run(*, project_id: int, job_id: int) -> ImportJob:
             ImportJob.objects.filter(pk=job.pk).update(rows_total=job.rows_total)
         with default_storage.open(job.file_name, "rb") as fh:
             read = read_csv if job.format == ImportJob.Format.CSV else read_ndjson
-            _load(job, read(fh, job.lines_committed))
+            _load(job, read(fh))
     except ImportFileError as exc:
         return _finish(job, failed=str(exc))
     except FileNotFoundError:
         return _finish(job, failed="The uploaded file is no longer in storage.")
+    job.refresh_from_db()
     if job.rows_imported == 0 and job.rows_failed:
         return _finish(job, failed=f"None of the {job.rows_failed} rows could be imported; see errors.")
     return _finish(job)
@@ -142,16 +149,42 @@ def _finish(job: ImportJob, failed: str = "") -> ImportJob:
 
 
 def _load(job: ImportJob, rows: Iterable[ParsedRow | tuple[int, str]]) -> None:
-    """Parse on a helper thread while this one writes the previous chunk: psycopg
-    releases the GIL while Postgres works, so parsing and loading overlap."""
-    chunks: queue.Queue[_Chunk | BaseException | None] = queue.Queue(maxsize=2)
-    parser = threading.Thread(target=_parse_chunks, args=(rows, chunks), daemon=True)
+    """One thread parses; ``TIDINGS_IMPORT_WRITERS`` threads (this one included, each on
+    its own database connection) load chunks in parallel. psycopg releases the GIL while
+    Postgres works, so parsing and several Postgres backends all run at once."""
+    writers = max(1, int(getattr(settings, "TIDINGS_IMPORT_WRITERS", 2)))
+    chunks: queue.Queue[_Chunk | BaseException | None] = queue.Queue(maxsize=writers + 1)
+    parser = threading.Thread(target=_parse_chunks, args=(rows, chunks, writers), daemon=True)
     parser.start()
-    while (chunk := chunks.get()) is not None:
-        if isinstance(chunk, BaseException):
-            raise chunk
-        _commit_chunk(job, chunk)
+    failures: list[BaseException] = []
+    helpers = [
+        threading.Thread(target=_write_chunks, args=(job, chunks, failures, True), daemon=True)
+        for _ in range(writers - 1)
+    ]
+    for helper in helpers:
+        helper.start()
+    _write_chunks(job, chunks, failures, False)
+    for helper in helpers:
+        helper.join()
     parser.join()
+    if failures:
+        raise failures[0]
+
+
+def _write_chunks(job: ImportJob, chunks: queue.Queue, failures: list[BaseException], own_connection: bool) -> None:
+    try:
+        while (chunk := chunks.get()) is not None:
+            if isinstance(chunk, BaseException):
+                raise chunk
+            if not failures:
+                _commit_chunk(job, chunk)
+    except BaseException as exc:  # noqa: BLE001 - re-raised by _load on the task's thread
+        failures.append(exc)
+        while chunks.get() is not None:  # drain so the parser can finish
+            pass
+    finally:
+        if own_connection:
+            connection.close()
 
 
 @dataclass
@@ -163,7 +196,7 @@ class _Chunk:
     last_line: int = 0
 
 
-def _parse_chunks(rows: Iterable[ParsedRow | tuple[int, str]], out: queue.Queue) -> None:
+def _parse_chunks(rows: Iterable[ParsedRow | tuple[int, str]], out: queue.Queue, writers: int) -> None:
     chunk = _Chunk()
     try:
         for item in rows:
@@ -184,23 +217,26 @@ def _parse_chunks(rows: Iterable[ParsedRow | tuple[int, str]], out: queue.Queue)
                 chunk = _Chunk()
         if chunk.seen:
             out.put(chunk)
-        out.put(None)
-    except BaseException as exc:  # noqa: BLE001 - handed to the loading thread, which re-raises
+    except BaseException as exc:  # noqa: BLE001 - handed to a loading thread, which re-raises
         out.put(exc)
+    for _ in range(writers):
+        out.put(None)
 
 
 def _commit_chunk(job: ImportJob, chunk: _Chunk) -> None:
+    errors = [{"line": line, "message": msg} for line, msg in chunk.bad[:MAX_STORED_ERRORS]]
     with transaction.atomic():
         if chunk.good:
             _write_rows(job, list(chunk.good.values()))
-        job.rows_done += chunk.seen
-        job.rows_imported += chunk.ok
-        job.rows_failed += len(chunk.bad)
-        room = MAX_STORED_ERRORS - len(job.errors)
-        if room > 0:
-            job.errors = job.errors + [{"line": line, "message": msg} for line, msg in chunk.bad[:room]]
-        job.lines_committed = chunk.last_line
-        job.save(update_fields=["rows_done", "rows_imported", "rows_failed", "errors", "lines_committed"])
+        # Last, so parallel writers hold the job row's lock only for a moment.
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "UPDATE subscribers_importjob SET rows_done = rows_done + %s, rows_imported = rows_imported + %s,"
+                " rows_failed = rows_failed + %s, lines_committed = GREATEST(lines_committed, %s),"
+                " errors = CASE WHEN jsonb_array_length(errors) >= %s THEN errors"
+                " ELSE errors || %s::jsonb END WHERE id = %s",
+                [chunk.seen, chunk.ok, len(chunk.bad), chunk.last_line, MAX_STORED_ERRORS, json.dumps(errors), job.pk],
+            )
 
 
 def _write_rows(job: ImportJob, rows: list[ParsedRow]) -> None:
