@@ -19,14 +19,14 @@ from typing import IO
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
-from django.db import IntegrityError, connection, transaction
+from django.db import OperationalError, connection, transaction
 from django.utils import timezone
+from psycopg.errors import DeadlockDetected
 
 from apps.core.errors import ApplicationError
 from apps.projects.models import Project
 from apps.subscribers.importer import (
     SNIFF_BYTES,
-    TAG_JOIN,
     ImportFileError,
     ParsedRow,
     count_lines,
@@ -34,9 +34,8 @@ from apps.subscribers.importer import (
     read_ndjson,
     sniff,
 )
-from apps.subscribers.models import ImportJob, Segment
-from apps.subscribers.services.import_sql import INSERT_NEW, LINKS, TAGS, UPDATE_EXISTING, UPSERT_NEW
-from apps.subscribers.services.segments import segments_refresh_for
+from apps.subscribers.models import ImportJob
+from apps.subscribers.services.import_load import chunk_write, tags_ensure
 
 CHUNK_ROWS = 50_000
 MAX_STORED_ERRORS = 1000
@@ -177,7 +176,7 @@ def _write_chunks(job: ImportJob, chunks: queue.Queue, failures: list[BaseExcept
             if isinstance(chunk, BaseException):
                 raise chunk
             if not failures:
-                _commit_chunk(job, chunk)
+                _commit_chunk_retrying(job, chunk)
     except BaseException as exc:  # noqa: BLE001 - re-raised by _load on the task's thread
         failures.append(exc)
         while chunks.get() is not None:  # drain so the parser can finish
@@ -223,11 +222,31 @@ def _parse_chunks(rows: Iterable[ParsedRow | tuple[int, str]], out: queue.Queue,
         out.put(None)
 
 
+def _commit_chunk_retrying(job: ImportJob, chunk: _Chunk, attempts: int = 3) -> None:
+    """Two writers can deadlock only when a file repeats external ids across chunks in
+    crossing order; Postgres then aborts one transaction, which simply runs again."""
+    for attempt in range(attempts):
+        try:
+            _commit_chunk(job, chunk)
+            return
+        except OperationalError as exc:
+            if not isinstance(exc.__cause__, DeadlockDetected) or attempt == attempts - 1:
+                raise
+
+
 def _commit_chunk(job: ImportJob, chunk: _Chunk) -> None:
     errors = [{"line": line, "message": msg} for line, msg in chunk.bad[:MAX_STORED_ERRORS]]
+    rows = list(chunk.good.values())
+    # Outside the chunk's transaction: parallel writers never wait on each other's
+    # uncommitted tag rows.
+    tag_ids = tags_ensure(project_id=job.project_id, names={t for r in rows for t in r.tags})
     with transaction.atomic():
-        if chunk.good:
-            _write_rows(job, list(chunk.good.values()))
+        with connection.cursor() as cursor:
+            # Not waiting for the WAL flush is safe here: a chunk lost in a crash loses its
+            # progress row with it, and the re-delivered task redoes it.
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+        if rows:
+            chunk_write(job, rows, tag_ids)
         # Last, so parallel writers hold the job row's lock only for a moment.
         with connection.cursor() as cursor:
             cursor.execute(
@@ -237,47 +256,3 @@ def _commit_chunk(job: ImportJob, chunk: _Chunk) -> None:
                 " ELSE errors || %s::jsonb END WHERE id = %s",
                 [chunk.seen, chunk.ok, len(chunk.bad), chunk.last_line, MAX_STORED_ERRORS, json.dumps(errors), job.pk],
             )
-
-
-def _write_rows(job: ImportJob, rows: list[ParsedRow]) -> None:
-    pid = job.project_id
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS tidings_import_rows (external_id text, email text, phone text,"
-            " timezone text, locale text, attributes jsonb, tags text)"
-        )
-        cursor.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS tidings_import_ids (external_id text, id bigint, inserted boolean)"
-        )
-        cursor.execute("TRUNCATE tidings_import_rows, tidings_import_ids")
-        with cursor.copy("COPY tidings_import_rows FROM STDIN") as copy:
-            for r in rows:
-                copy.write_row(
-                    (
-                        r.external_id,
-                        r.email,
-                        r.phone,
-                        r.timezone,
-                        r.locale,
-                        r.attributes,
-                        TAG_JOIN.join(r.tags) if r.tags else None,
-                    )
-                )
-        # Temp tables have no statistics until analysed; the joins below need them.
-        cursor.execute("ANALYZE tidings_import_rows")
-        cursor.execute(UPDATE_EXISTING, [pid])
-        try:
-            with transaction.atomic():
-                cursor.execute(INSERT_NEW, [pid])
-        except IntegrityError:
-            cursor.execute(UPSERT_NEW, [pid])
-        cursor.execute("ANALYZE tidings_import_ids")
-        if any(r.tags for r in rows):
-            cursor.execute(TAGS, [pid, TAG_JOIN])
-            ref = f"import:{job.pk}"
-            cursor.execute(LINKS.format(inserted="true", conflict=""), [pid, TAG_JOIN, pid, pid, ref])
-            conflict = "ON CONFLICT (subscriber_id, tag_id) DO NOTHING"
-            cursor.execute(LINKS.format(inserted="false", conflict=conflict), [pid, TAG_JOIN, pid, pid, ref])
-        if Segment.objects.for_project(pid).exists():
-            cursor.execute("SELECT id FROM tidings_import_ids")
-            segments_refresh_for(project_id=pid, subscriber_ids=[row[0] for row in cursor.fetchall()])
