@@ -172,3 +172,39 @@ def test_import_runs_on_a_real_worker(celery_worker: Any, secret_client: Any, pr
     assert (body["rows_total"], body["rows_done"], body["rows_imported"]) == (2500, 2500, 2500)
     assert Subscriber.objects.for_project(project).count() == 2500
     assert TagEvent.objects.filter(project=project, source="import").count() == 5000
+
+
+@pytest.mark.django_db(transaction=True)
+def test_import_falls_back_to_upsert_when_identify_wins_a_race(monkeypatch: Any) -> None:
+    import io
+    import threading
+
+    from django.db import connection
+
+    from apps.subscribers.services import import_create, import_load
+    from tests.factories import ProjectFactory
+
+    project = ProjectFactory()
+    original = import_load._write_fresh
+
+    def identify_meanwhile() -> None:
+        subscriber_identify(project=project, external_id="r2", email="mine@example.com")
+        connection.close()
+
+    def racing(job: Any, rows: Any, tag_ids: Any) -> Any:
+        # Another connection creates one of these people after the chunk checked who exists.
+        thread = threading.Thread(target=identify_meanwhile)
+        thread.start()
+        thread.join()
+        return original(job, rows, tag_ids)
+
+    monkeypatch.setattr(import_load, "_write_fresh", racing)
+    stream = io.BytesIO(b"external_id,tags\nr1,a\nr2,b\n")
+    job = import_create(project=project, stream=stream, file_name="x.csv", content_type="text/csv")
+    job = import_run(project_id=project.pk, job_id=job.pk)
+
+    assert (job.status, job.rows_imported) == ("succeeded", 2)
+    r2 = Subscriber.objects.get(project=project, external_id="r2")
+    assert r2.email == "mine@example.com"
+    assert subscriber_tag_names(project, [r2.pk]) == {r2.pk: {"b"}}
+    assert Subscriber.objects.for_project(project).count() == 2

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -24,6 +26,15 @@ class ImportCreateView(SubscribersAPIView):
     required_scope = SUBSCRIBERS_WRITE
     secret_methods = frozenset({"POST"})
 
+    @extend_schema(
+        operation_id="subscribers_import",
+        request={
+            "text/csv": OpenApiTypes.BINARY,
+            "application/x-ndjson": OpenApiTypes.BINARY,
+            "multipart/form-data": OpenApiTypes.OBJECT,
+        },
+        responses=OpenApiTypes.OBJECT,
+    )
     def post(self, request: Request) -> Response:
         django_request = request._request
         content_type = request.content_type or ""
@@ -48,5 +59,6 @@ class ImportCreateView(SubscribersAPIView):
 class ImportDetailView(SubscribersAPIView):
     required_scope = READ
 
+    @extend_schema(operation_id="import_get", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, job_id: int) -> Response:
         return Response(s.import_out(selectors.import_get(self.project, job_id)))

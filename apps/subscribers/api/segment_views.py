@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -20,12 +22,14 @@ class SegmentListView(SubscribersAPIView):
     required_scopes = ADMIN
     secret_methods = frozenset({"POST"})
 
+    @extend_schema(operation_id="segments_list", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
         counts = selectors.segment_counts(self.project)
         return Response(
             {"results": [s.segment_out(g, counts.get(g.pk, 0)) for g in selectors.segment_list(self.project)]}
         )
 
+    @extend_schema(operation_id="segment_create", request=s.SegmentIn, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request) -> Response:
         data = valid(s.SegmentIn, request.data)
         segment = segment_create(project=self.project, name=data["name"], rules=data["rules"])
@@ -37,16 +41,19 @@ class SegmentDetailView(SubscribersAPIView):
     required_scopes = ADMIN
     secret_methods = frozenset({"PATCH", "DELETE"})
 
+    @extend_schema(operation_id="segment_get", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, segment_id: int) -> Response:
         segment = selectors.segment_get(self.project, segment_id)
         return Response(s.segment_out(segment, selectors.segment_counts(self.project).get(segment.pk, 0)))
 
+    @extend_schema(operation_id="segment_update", request=s.SegmentPatchIn, responses=OpenApiTypes.OBJECT)
     def patch(self, request: Request, segment_id: int) -> Response:
         data = valid(s.SegmentPatchIn, request.data)
         segment = selectors.segment_get(self.project, segment_id)
         segment_update(project=self.project, segment=segment, name=data.get("name"), rules=data.get("rules"))
         return self.get(request, segment_id)
 
+    @extend_schema(operation_id="segment_delete", responses=OpenApiTypes.OBJECT)
     def delete(self, request: Request, segment_id: int) -> Response:
         segment_delete(project=self.project, segment=selectors.segment_get(self.project, segment_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -55,6 +62,7 @@ class SegmentDetailView(SubscribersAPIView):
 class SegmentSubscribersView(SubscribersAPIView):
     required_scope = READ
 
+    @extend_schema(operation_id="segment_subscribers", parameters=[s.ListQuery], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, segment_id: int) -> Response:
         q = valid(s.ListQuery, request.query_params)
         segment = selectors.segment_get(self.project, segment_id)

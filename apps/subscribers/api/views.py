@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -32,6 +34,7 @@ def valid(serializer_class: type, data: Any) -> dict[str, Any]:
 class IdentifyView(SubscribersAPIView):
     required_scope = SUBSCRIBERS_WRITE
 
+    @extend_schema(operation_id="subscribers_identify", request=s.IdentifyIn, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request) -> Response:
         data = valid(s.IdentifyIn, request.data)
         subscriber = subscriber_identify(
@@ -51,6 +54,7 @@ class IdentifyView(SubscribersAPIView):
 class SubscriberListView(SubscribersAPIView):
     required_scope = READ
 
+    @extend_schema(operation_id="subscribers_list", parameters=[s.ListQuery], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
         q = valid(s.ListQuery, request.query_params)
         qs = selectors.subscriber_list(
@@ -73,6 +77,7 @@ class SubscriberDetailView(SubscribersAPIView):
     required_scopes = {"GET": READ, "PATCH": SUBSCRIBERS_WRITE, "DELETE": SUBSCRIBERS_WRITE}
     secret_methods = frozenset({"PATCH", "DELETE"})
 
+    @extend_schema(operation_id="subscriber_get", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, external_id: str) -> Response:
         subscriber = selectors.subscriber_get(self.project, external_id)
         body = s.subscriber_out(
@@ -87,12 +92,14 @@ class SubscriberDetailView(SubscribersAPIView):
         ]
         return Response(body)
 
+    @extend_schema(operation_id="subscriber_update", request=s.SubscriberPatchIn, responses=OpenApiTypes.OBJECT)
     def patch(self, request: Request, external_id: str) -> Response:
         data = valid(s.SubscriberPatchIn, request.data)
         subscriber = selectors.subscriber_get(self.project, external_id)
         subscriber = subscriber_update(project=self.project, subscriber=subscriber, **data)
         return self.get(request, external_id)
 
+    @extend_schema(operation_id="subscriber_erase", responses=OpenApiTypes.OBJECT)
     def delete(self, request: Request, external_id: str) -> Response:
         subscriber = selectors.subscriber_get(self.project, external_id)
         subscriber_erase(project=self.project, subscriber=subscriber)
@@ -102,6 +109,7 @@ class SubscriberDetailView(SubscribersAPIView):
 class SubscriberExportView(SubscribersAPIView):
     required_scope = READ
 
+    @extend_schema(operation_id="subscriber_export", responses=OpenApiTypes.OBJECT)
     def get(self, request: Request, external_id: str) -> Response:
         subscriber = selectors.subscriber_get(self.project, external_id)
         return Response(selectors.subscriber_export(self.project, subscriber))
@@ -110,6 +118,7 @@ class SubscriberExportView(SubscribersAPIView):
 class SubscriberTagsView(SubscribersAPIView):
     required_scope = TAGS_WRITE
 
+    @extend_schema(operation_id="subscriber_tags_change", request=s.TagsIn, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request, external_id: str) -> Response:
         data = valid(s.TagsIn, request.data)
         subscriber = selectors.subscriber_get(self.project, external_id)
@@ -123,6 +132,7 @@ class SubscriberTagsView(SubscribersAPIView):
 class DeviceListView(SubscribersAPIView):
     required_scope = DEVICES_WRITE
 
+    @extend_schema(operation_id="device_register", request=s.DeviceIn, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request) -> Response:
         data = valid(s.DeviceIn, request.data)
         with transaction.atomic():
@@ -140,6 +150,7 @@ class DeviceListView(SubscribersAPIView):
 class DeviceDetailView(SubscribersAPIView):
     required_scope = DEVICES_WRITE
 
+    @extend_schema(operation_id="device_delete", responses=OpenApiTypes.OBJECT)
     def delete(self, request: Request, token: str) -> Response:
         device_delete(project=self.project, token=token)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
+from psycopg.errors import UniqueViolation
 
 from apps.subscribers.importer import TAG_JOIN, ParsedRow
 from apps.subscribers.models import ImportJob, Segment
@@ -54,8 +55,10 @@ def chunk_write(job: ImportJob, rows: list[ParsedRow], tag_ids: dict[str, int]) 
         try:
             with transaction.atomic():
                 ids = _write_fresh(job, fresh, tag_ids)
-        except IntegrityError:
-            careful = rows  # someone created one of them meanwhile
+        except (IntegrityError, UniqueViolation):
+            # Someone created one of them meanwhile. (COPY errors come straight from
+            # psycopg, without Django's IntegrityError wrapper.)
+            careful = rows
     if careful:
         ids += _write_careful(job, careful)
     if ids and Segment.objects.for_project(pid).exists():

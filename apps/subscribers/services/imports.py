@@ -229,8 +229,9 @@ def _commit_chunk_retrying(job: ImportJob, chunk: _Chunk, attempts: int = 3) -> 
         try:
             _commit_chunk(job, chunk)
             return
-        except OperationalError as exc:
-            if not isinstance(exc.__cause__, DeadlockDetected) or attempt == attempts - 1:
+        except (OperationalError, DeadlockDetected) as exc:
+            deadlock = isinstance(exc, DeadlockDetected) or isinstance(exc.__cause__, DeadlockDetected)
+            if not deadlock or attempt == attempts - 1:
                 raise
 
 
