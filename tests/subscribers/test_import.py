@@ -208,3 +208,19 @@ def test_import_falls_back_to_upsert_when_identify_wins_a_race(monkeypatch: Any)
     assert r2.email == "mine@example.com"
     assert subscriber_tag_names(project, [r2.pk]) == {r2.pk: {"b"}}
     assert Subscriber.objects.for_project(project).count() == 2
+
+
+def test_body_without_length_is_cut_off_at_the_limit_and_leaves_nothing(project: Any, settings: Any) -> None:
+    import io
+
+    from apps.core.errors import ApplicationError
+    from apps.subscribers.services import import_create
+
+    settings.TIDINGS_UPLOAD_MAX_BODY_BYTES = 1000
+    stream = io.BytesIO(b"external_id\n" + b"someone\n" * 1000)
+    with pytest.raises(ApplicationError) as exc:
+        import_create(project=project, stream=stream, file_name="big.csv", content_type="text/csv")
+    assert (exc.value.status, exc.value.code) == (413, "payload_too_large")
+    assert not ImportJob.objects.exists()
+    folder = f"imports/{project.pk}"
+    assert not default_storage.exists(folder) or not default_storage.listdir(folder)[1]

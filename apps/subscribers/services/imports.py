@@ -85,7 +85,12 @@ def import_create(*, project: Project, stream: IO[bytes], file_name: str, conten
     fmt = import_format(content_type, file_name)
     name = f"imports/{project.pk}/{uuid.uuid4().hex}.{fmt}"
     reader = _LimitedReader(stream, int(settings.TIDINGS_UPLOAD_MAX_BODY_BYTES))
-    stored = default_storage.save(name, File(reader, name=name))
+    try:
+        stored = default_storage.save(name, File(reader, name=name))
+    except ApplicationError:
+        if default_storage.exists(name):
+            default_storage.delete(name)  # the part written before the limit was hit
+        raise
     try:
         with default_storage.open(stored, "rb") as fh:
             sniff(fh.read(SNIFF_BYTES), fmt)
