@@ -256,3 +256,4 @@ TIDINGS_IDEMPOTENCY_PROJECT_RESOLVER = "apps.governance.authentication.project_i
 # run never delays a one-time code.
 TIDINGS_WORKER_QUEUES = ["default", "high", "normal", "bulk", "journeys", "campaigns"]
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+CELERY_BEAT_SCHEDULE["subscribers-imports-sweep"] = {"task": "subscribers.imports_sweep", "schedule": 60.0}

@@ -14,6 +14,7 @@ import threading
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import IO
 
 from django.conf import settings
@@ -38,6 +39,7 @@ from apps.subscribers.models import ImportJob
 from apps.subscribers.services.import_load import chunk_write, tags_ensure
 
 CHUNK_ROWS = 50_000
+IMPORT_LOCK_NAMESPACE = 0x7153  # pg advisory lock key space for import runs
 MAX_STORED_ERRORS = 1000
 CONTENT_TYPES = {
     "text/csv": ImportJob.Format.CSV,
@@ -112,13 +114,30 @@ def _enqueue(job: ImportJob) -> None:
 
 
 def import_run(*, project_id: int, job_id: int) -> ImportJob:
+    """Run one import to the end, unless another task is already running it.
+
+    A session advisory lock marks the run: it dies with the connection, so after a
+    worker crash the sweeper's re-enqueued task can take over at once.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [IMPORT_LOCK_NAMESPACE, job_id])
+        if not cursor.fetchone()[0]:
+            return ImportJob.objects.get(project_id=project_id, pk=job_id)
+    try:
+        return _import_run(project_id=project_id, job_id=job_id)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [IMPORT_LOCK_NAMESPACE, job_id])
+
+
+def _import_run(*, project_id: int, job_id: int) -> ImportJob:
     with transaction.atomic():
         job = ImportJob.objects.select_for_update().get(project_id=project_id, pk=job_id)
         if job.is_finished:
             return job
         if job.status == ImportJob.Status.RUNNING:
-            # A re-delivered task (the worker died): every statement is an upsert, so
-            # start over and count afresh.
+            # The previous run died (we hold the lock, so it is not running): every
+            # statement is an upsert, so start over and count afresh.
             job.rows_done = job.rows_imported = job.rows_failed = job.lines_committed = 0
             job.errors = []
             job.save(update_fields=["rows_done", "rows_imported", "rows_failed", "lines_committed", "errors"])
@@ -142,6 +161,21 @@ def import_run(*, project_id: int, job_id: int) -> ImportJob:
     if job.rows_imported == 0 and job.rows_failed:
         return _finish(job, failed=f"None of the {job.rows_failed} rows could be imported; see errors.")
     return _finish(job)
+
+
+def imports_sweep(*, older_than: timedelta = timedelta(minutes=1)) -> int:
+    """Re-enqueue unfinished imports: a lost Celery message or a crashed worker must not
+    leave a job pending or running for ever. A run still in progress ignores the extra
+    task (it holds the job's advisory lock)."""
+    cutoff = timezone.now() - older_than
+    jobs = ImportJob.objects.filter(
+        status__in=[ImportJob.Status.PENDING, ImportJob.Status.RUNNING], created_at__lte=cutoff
+    ).only("pk", "project_id")
+    count = 0
+    for job in jobs:
+        _enqueue(job)
+        count += 1
+    return count
 
 
 def _finish(job: ImportJob, failed: str = "") -> ImportJob:
