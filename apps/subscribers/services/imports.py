@@ -39,6 +39,7 @@ from apps.subscribers.models import ImportJob
 from apps.subscribers.services.import_load import chunk_write, tags_ensure
 
 CHUNK_ROWS = 50_000
+MAX_ATTEMPTS = 3
 IMPORT_LOCK_NAMESPACE = 0x7153  # pg advisory lock key space for import runs
 MAX_STORED_ERRORS = 1000
 CONTENT_TYPES = {
@@ -141,9 +142,13 @@ def _import_run(*, project_id: int, job_id: int) -> ImportJob:
             job.rows_done = job.rows_imported = job.rows_failed = job.lines_committed = 0
             job.errors = []
             job.save(update_fields=["rows_done", "rows_imported", "rows_failed", "lines_committed", "errors"])
+        if job.attempts >= MAX_ATTEMPTS:
+            # A file that crashes the loader every time must not be retried for ever.
+            return _finish(job, failed=f"The import stopped unexpectedly {job.attempts} times; giving up.")
+        job.attempts += 1
         job.status = ImportJob.Status.RUNNING
         job.started_at = job.started_at or timezone.now()
-        job.save(update_fields=["status", "started_at"])
+        job.save(update_fields=["status", "started_at", "attempts"])
     try:
         if job.rows_total is None:
             with default_storage.open(job.file_name, "rb") as fh:
@@ -183,6 +188,10 @@ def _finish(job: ImportJob, failed: str = "") -> ImportJob:
     job.error = failed
     job.finished_at = timezone.now()
     job.save(update_fields=["status", "error", "finished_at"])
+    # The file holds personal data and everything useful from it is now in the
+    # database (or in the job's errors): do not keep a second copy.
+    if default_storage.exists(job.file_name):
+        default_storage.delete(job.file_name)
     return job
 
 
