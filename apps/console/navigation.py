@@ -16,3 +16,8 @@ NAVIGATION: list[NavItem] = [
     NavItem("Overview", "console:home", "overview"),
     NavItem("API keys", "governance_console:keys", "keys"),
 ]
+NAVIGATION += [
+    NavItem("Subscribers", "subscribers_console:list", "subscribers"),
+    NavItem("Segments", "subscribers_console:segments", "segments"),
+    NavItem("Imports", "subscribers_console:imports", "imports"),
+]

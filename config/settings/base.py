@@ -233,6 +233,15 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Shared choice sets get one stable component name wherever a field uses them.
+    "ENUM_NAME_OVERRIDES": {
+        "ChannelEnum": "apps.subscribers.models.Channel",
+        "DevicePlatformEnum": "apps.subscribers.models.Device.Platform",
+        "ImportJobStatusEnum": "apps.subscribers.models.ImportJob.Status",
+        "ImportJobFormatEnum": "apps.subscribers.models.ImportJob.Format",
+        "TagEventActionEnum": "apps.subscribers.models.TagEvent.Action",
+        "TagEventSourceEnum": "apps.subscribers.models.TagEvent.Source",
+    },
 }
 
 # Request bodies: one limit for ordinary API calls; uploads declare their own.
@@ -267,3 +276,4 @@ TIDINGS_IDEMPOTENCY_PROJECT_RESOLVER = "apps.governance.authentication.project_i
 # run never delays a one-time code.
 TIDINGS_WORKER_QUEUES = ["default", "high", "normal", "bulk", "journeys", "campaigns"]
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+CELERY_BEAT_SCHEDULE["subscribers-imports-sweep"] = {"task": "subscribers.imports_sweep", "schedule": 60.0}
