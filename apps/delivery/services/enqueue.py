@@ -15,7 +15,7 @@ from apps.core.errors import ApplicationError, NotFound
 from apps.delivery.models import Connector, Delivery, Lane, TemplateVersion
 from apps.delivery.origins import FinalOutcome
 from apps.delivery.services.common import events_write, origins_notify
-from apps.delivery.wake import wake_on_commit
+from apps.delivery.wake import release_at_on_commit, wake_on_commit
 from apps.projects.models import Project
 from apps.subscribers.models import Channel, Subscriber
 
@@ -168,6 +168,9 @@ def deliveries_enqueue(*, project: Project, requests: list[DeliveryRequest]) -> 
         )
         ids.update(dict(existing))
     wake_on_commit({unique[key].lane for _, key, state in inserted if state == "queued"})
+    scheduled = [due(unique[key]) for _, key, state in inserted if state == "scheduled"]
+    if scheduled:
+        release_at_on_commit((min(scheduled) - now).total_seconds())
     return [ids[r.delivery_key] for r in requests]
 
 
@@ -284,6 +287,8 @@ def deliveries_enqueue_for_subscribers(
         (created,) = cursor.fetchone()
     if created and named["state"] == "queued":
         wake_on_commit([lane])
+    elif created:
+        release_at_on_commit((due - now).total_seconds())
     return int(created)
 
 
