@@ -1,0 +1,5 @@
+"""Importing this module registers every real provider adapter."""
+
+from __future__ import annotations
+
+from . import email_anymail, email_ses  # noqa: F401

@@ -1,0 +1,152 @@
+"""One case per real adapter: how its fake provider answers, and how to configure and
+address it. The shared contract test runs every case through the same scenarios."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tests.channels.fakes import SLOW_DELAY, Request, Response, outcome_in
+
+_ids = itertools.count(1)
+
+
+@dataclass
+class ProviderCase:
+    key: str  # "<channel>:<provider>"
+    respond: Callable[[str, Request], Response]  # (outcome, request) -> answer
+    credentials: Callable[[str], dict[str, Any]]  # server url -> credentials
+    settings: Callable[[str], dict[str, Any]]  # server url -> settings
+    destination: Callable[[str, int, str], str]  # (outcome, n, server url) -> destination
+    content: dict[str, Any] = field(default_factory=dict)
+    # Which requests carry a message (others: OAuth token, etc.).
+    is_send: Callable[[Request], bool] = lambda request: True
+    permanent_destination_invalid: bool = False
+
+    @property
+    def channel(self) -> str:
+        return self.key.split(":")[0]
+
+    def responder(self) -> Callable[[Request], Response]:
+        def respond(request: Request) -> Response:
+            if not self.is_send(request):
+                return self.respond("aux", request)
+            outcome = outcome_in(request.text + request.path)
+            response = self.respond(outcome, request)
+            if outcome == "slow":
+                response.delay = SLOW_DELAY
+            return response
+
+        return respond
+
+
+def email_destination(outcome: str, n: int, url: str) -> str:
+    return f"{outcome}-{n}@example.com"
+
+
+EMAIL_CONTENT = {"subject": "Hello", "text": "Plain body", "html": "<p>Hello</p>"}
+
+
+def _email_case(
+    key: str, respond: Callable[[str, Request], Response], credentials: dict[str, Any], **settings: Any
+) -> ProviderCase:
+    return ProviderCase(
+        key=key,
+        respond=respond,
+        credentials=lambda url: dict(credentials),
+        settings=lambda url: {"from_email": "news@mail.tidings.test", "api_url": url, **settings},
+        destination=email_destination,
+        content=EMAIL_CONTENT,
+    )
+
+
+def resend(outcome: str, request: Request) -> Response:
+    if outcome == "retry":
+        return Response(
+            429,
+            {"statusCode": 429, "name": "rate_limit_exceeded", "message": "Too many requests"},
+            {"Retry-After": "7"},
+        )
+    if outcome == "perm":
+        return Response(422, {"statusCode": 422, "name": "validation_error", "message": "Invalid `to` field."})
+    return Response(200, {"id": f"re_{next(_ids)}"})
+
+
+def postmark(outcome: str, request: Request) -> Response:
+    to = request.json()["To"]
+    if outcome == "retry":
+        return Response(503, "Service Unavailable")
+    if outcome == "perm":
+        return Response(
+            422,
+            {
+                "ErrorCode": 406,
+                "Message": "You tried to send to a recipient that has been marked as inactive.\n"
+                f"Found inactive addresses: {to}.\n"
+                "Inactive recipients are ones that have generated a hard bounce or a spam complaint. ",
+            },
+        )
+    return Response(
+        200,
+        {
+            "To": to,
+            "SubmittedAt": "2026-11-29T23:00:00Z",
+            "MessageID": f"pm-{next(_ids)}",
+            "ErrorCode": 0,
+            "Message": "OK",
+        },
+    )
+
+
+def sendgrid(outcome: str, request: Request) -> Response:
+    if outcome == "retry":
+        return Response(500, {"errors": [{"message": "internal error"}]})
+    if outcome == "perm":
+        return Response(
+            400,
+            {"errors": [{"message": "Does not contain a valid address.", "field": "personalizations.0.to.0.email"}]},
+        )
+    return Response(202, b"", {"X-Message-Id": f"sg-{next(_ids)}"})
+
+
+def mailgun(outcome: str, request: Request) -> Response:
+    if outcome == "retry":
+        return Response(503, "Service Unavailable")
+    if outcome == "perm":
+        return Response(400, {"message": "to parameter is not a valid address. please check documentation"})
+    return Response(200, {"id": f"<mg-{next(_ids)}@mail.tidings.test>", "message": "Queued. Thank you."})
+
+
+def brevo(outcome: str, request: Request) -> Response:
+    if outcome == "retry":
+        return Response(429, {"code": "too_many_requests", "message": "slow down"}, {"Retry-After": "3"})
+    if outcome == "perm":
+        return Response(400, {"code": "invalid_parameter", "message": "email is not valid in to"})
+    return Response(201, {"messageId": f"<br-{next(_ids)}@smtp-relay.mailin.fr>"})
+
+
+def ses(outcome: str, request: Request) -> Response:
+    if outcome == "retry":
+        return Response(
+            429, {"message": "Maximum sending rate exceeded."}, {"x-amzn-ErrorType": "TooManyRequestsException"}
+        )
+    if outcome == "perm":
+        return Response(400, {"message": "Email address is not verified."}, {"x-amzn-ErrorType": "MessageRejected"})
+    return Response(200, {"MessageId": f"ses-{next(_ids)}"})
+
+
+EMAIL_CASES = [
+    _email_case("email:resend", resend, {"api_key": "re_test_key_1234"}),
+    _email_case("email:postmark", postmark, {"server_token": "pm-token-1234"}),
+    _email_case("email:sendgrid", sendgrid, {"api_key": "SG.key1234"}),
+    _email_case("email:mailgun", mailgun, {"api_key": "key-mailgun-1234"}, domain="mail.tidings.test"),
+    _email_case("email:brevo", brevo, {"api_key": "xkeysib-1234"}),
+    _email_case(
+        "email:ses", ses, {"access_key_id": "AKIATEST1234", "secret_access_key": "secret/1234"}, region="eu-west-1"
+    ),
+]
+# Postmark answers "inactive recipient" for a refused address: the destination is gone.
+EMAIL_CASES[1].permanent_destination_invalid = True
+ALL_CASES = [*EMAIL_CASES]
