@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,8 @@ class ProviderCase:
     # Which requests carry a message (others: OAuth token, etc.).
     is_send: Callable[[Request], bool] = lambda request: True
     permanent_destination_invalid: bool = False
+    # A non-HTTP protocol server (SMTP); default: a FakeServer running ``respond``.
+    serve: Callable[[], AbstractContextManager[Any]] | None = None
 
     @property
     def channel(self) -> str:
@@ -149,4 +152,32 @@ EMAIL_CASES = [
 ]
 # Postmark answers "inactive recipient" for a refused address: the destination is gone.
 EMAIL_CASES[1].permanent_destination_invalid = True
-ALL_CASES = [*EMAIL_CASES]
+
+
+def _smtp_case() -> ProviderCase:
+    from tests.channels.smtp_server import PASSWORD, USERNAME, self_signed_certificate, smtp_server
+
+    def settings(url: str) -> dict[str, Any]:
+        host, port = url.rsplit(":", 1)
+        return {
+            "host": host,
+            "port": int(port),
+            "security": "starttls",
+            "domain": "tidings.test",
+            "from_email": "news@mail.tidings.test",
+            "ca_certificate": self_signed_certificate()[0],
+        }
+
+    return ProviderCase(
+        key="email:smtp",
+        respond=lambda outcome, request: Response(),
+        credentials=lambda url: {"username": USERNAME, "password": PASSWORD},
+        settings=settings,
+        destination=email_destination,
+        content=EMAIL_CONTENT,
+        permanent_destination_invalid=True,
+        serve=smtp_server,
+    )
+
+
+ALL_CASES = [*EMAIL_CASES, _smtp_case()]

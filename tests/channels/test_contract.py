@@ -22,7 +22,8 @@ def case(request: pytest.FixtureRequest) -> ProviderCase:
 @pytest.fixture
 def server(case: ProviderCase, settings) -> Iterator[FakeServer]:  # type: ignore[no-untyped-def]
     settings.TIDINGS_WEBHOOK_ALLOW_PRIVATE = True
-    with fake_server(case.responder()) as running:
+    serve = case.serve or (lambda: fake_server(case.responder()))
+    with serve() as running:
         yield running
 
 
