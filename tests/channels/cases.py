@@ -7,6 +7,7 @@ import itertools
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from tests.channels.fakes import SLOW_DELAY, Request, Response, outcome_in
@@ -181,3 +182,62 @@ def _smtp_case() -> ProviderCase:
 
 
 ALL_CASES = [*EMAIL_CASES, _smtp_case()]
+
+
+# --- Push: FCM v1 and the OAuth token endpoint on one local server ---------------------
+
+
+@lru_cache(maxsize=1)
+def _rsa_private_key_pem() -> str:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+
+
+def service_account(url: str, project_id: str = "tidings-test") -> dict[str, Any]:
+    return {
+        "type": "service_account",
+        "project_id": project_id,
+        "private_key_id": "key-1",
+        "private_key": _rsa_private_key_pem(),
+        "client_email": f"push@{project_id}.iam.gserviceaccount.com",
+        "client_id": "1234567890",
+        "token_uri": f"{url}/token",
+    }
+
+
+def fcm_error(status: int, rpc_status: str, message: str, fcm_code: str = "") -> dict[str, Any]:
+    error: dict[str, Any] = {"code": status, "message": message, "status": rpc_status}
+    if fcm_code:
+        error["details"] = [{"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": fcm_code}]
+    return {"error": error}
+
+
+def fcm(outcome: str, request: Request) -> Response:
+    if outcome == "aux":  # google-auth exchanging the signed JWT for an access token
+        return Response(200, {"access_token": "ya29.local-token", "expires_in": 3600, "token_type": "Bearer"})
+    if outcome == "retry":
+        return Response(
+            503, fcm_error(503, "UNAVAILABLE", "The service is currently unavailable."), {"Retry-After": "12"}
+        )
+    if outcome == "perm":
+        return Response(404, fcm_error(404, "NOT_FOUND", "Requested entity was not found.", "UNREGISTERED"))
+    project = request.route.split("/")[3]
+    return Response(200, {"name": f"projects/{project}/messages/{next(_ids)}"})
+
+
+FCM_CASE = ProviderCase(
+    key="push:fcm",
+    respond=fcm,
+    credentials=lambda url: {"service_account": service_account(url)},
+    settings=lambda url: {"api_url": url},
+    destination=lambda outcome, n, url: f"{outcome}-token-{n}",
+    content={"title": "Hi", "body": "You have mail", "data": {"n": 1}, "platform": "android"},
+    is_send=lambda request: request.route.endswith("messages:send"),
+    permanent_destination_invalid=True,
+)
+ALL_CASES.append(FCM_CASE)

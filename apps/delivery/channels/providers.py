@@ -2,4 +2,4 @@
 
 from __future__ import annotations
 
-from . import email_anymail, email_ses, smtp  # noqa: F401
+from . import email_anymail, email_ses, fcm, smtp  # noqa: F401
