@@ -22,12 +22,15 @@ class ProviderCase:
     credentials: Callable[[str], dict[str, Any]]  # server url -> credentials
     settings: Callable[[str], dict[str, Any]]  # server url -> settings
     destination: Callable[[str, int, str], str]  # (outcome, n, server url) -> destination
-    content: dict[str, Any] = field(default_factory=dict)
+    # A dict, or a callable of the destination when the body must carry it (Teams).
+    content: Any = field(default_factory=dict)
     # Which requests carry a message (others: OAuth token, etc.).
     is_send: Callable[[Request], bool] = lambda request: True
     permanent_destination_invalid: bool = False
     # A non-HTTP protocol server (SMTP); default: a FakeServer running ``respond``.
     serve: Callable[[], AbstractContextManager[Any]] | None = None
+    # Some providers (Teams, Slack incoming webhooks) answer without a message id.
+    has_reference: bool = True
 
     @property
     def channel(self) -> str:
@@ -241,3 +244,121 @@ FCM_CASE = ProviderCase(
     permanent_destination_invalid=True,
 )
 ALL_CASES.append(FCM_CASE)
+
+
+# --- SMS, WhatsApp, Slack, Teams, outgoing webhooks -------------------------------------
+
+
+def twilio(outcome: str, request: Request) -> Response:
+    if outcome == "retry":
+        return Response(429, {"code": 20429, "message": "Too Many Requests", "status": 429}, {"Retry-After": "2"})
+    if outcome == "perm":
+        return Response(400, {"code": 21211, "message": "The 'To' number is not a valid phone number.", "status": 400})
+    return Response(201, {"sid": f"SM{next(_ids):032d}", "status": "queued", "to": request.form()["To"]})
+
+
+def whatsapp(outcome: str, request: Request) -> Response:
+    if outcome == "retry":
+        return Response(
+            400,
+            {
+                "error": {
+                    "message": "(#130429) Rate limit hit",
+                    "type": "OAuthException",
+                    "code": 130429,
+                    "fbtrace_id": "A1",
+                }
+            },
+        )
+    if outcome == "perm":
+        error = {
+            "message": "(#132001) Template name does not exist in the translation",
+            "type": "OAuthException",
+            "code": 132001,
+        }
+        return Response(404, {"error": error})
+    to = request.json()["to"]
+    return Response(
+        200,
+        {
+            "messaging_product": "whatsapp",
+            "contacts": [{"input": to, "wa_id": to}],
+            "messages": [{"id": f"wamid.{next(_ids)}"}],
+        },
+    )
+
+
+def slack(outcome: str, request: Request) -> Response:
+    if outcome == "retry":
+        return Response(429, {"ok": False, "error": "ratelimited"}, {"Retry-After": "5"})
+    if outcome == "perm":
+        return Response(200, {"ok": False, "error": "channel_not_found"})
+    return Response(200, {"ok": True, "channel": request.json()["channel"], "ts": f"1700000000.{next(_ids):06d}"})
+
+
+def teams(outcome: str, request: Request) -> Response:
+    if outcome == "retry":
+        return Response(429, "Microsoft Teams endpoint returned HTTP error 429", {"Retry-After": "4"})
+    if outcome == "perm":
+        return Response(400, "Bad payload received by generic incoming webhook.")
+    return Response(202, b"")
+
+
+def webhook(outcome: str, request: Request) -> Response:
+    if outcome == "retry":
+        return Response(503, "maintenance", {"Retry-After": "60"})
+    if outcome == "perm":
+        return Response(410, {"error": "endpoint disabled"})
+    return Response(200, {"received": True}, {"X-Receiver": "tests"})
+
+
+OTHER_CASES = [
+    ProviderCase(
+        key="sms:twilio",
+        respond=twilio,
+        credentials=lambda url: {"account_sid": "AC0123456789", "auth_token": "twilio-token-1234"},
+        settings=lambda url: {"api_url": url, "from_number": "+15550000000"},
+        destination=lambda outcome, n, url: f"+1555{n:07d}" if outcome == "ok" else f"{outcome}-+1555{n:07d}",
+        content={"text": "Your code is 123456"},
+        permanent_destination_invalid=True,
+    ),
+    ProviderCase(
+        key="whatsapp:cloudapi",
+        respond=whatsapp,
+        credentials=lambda url: {"access_token": "EAAG-token-1234", "app_secret": "app-secret-1234"},
+        settings=lambda url: {"api_url": url, "phone_number_id": "1055512345"},
+        destination=lambda outcome, n, url: f"{outcome}-31612345{n:03d}",
+        content={"template": "order_shipped", "language": "en_US", "variables": ["Ada", "#1234"]},
+    ),
+    ProviderCase(
+        key="slack:slack",
+        respond=slack,
+        credentials=lambda url: {"bot_token": "xoxb-1234-abcd"},
+        settings=lambda url: {"api_url": url},
+        destination=lambda outcome, n, url: f"{outcome}-C0{n}",
+        content={
+            "text": "Deploy finished",
+            "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "*Deploy* finished"}}],
+        },
+        permanent_destination_invalid=True,
+    ),
+    ProviderCase(
+        key="teams:teams",
+        respond=teams,
+        credentials=lambda url: {"webhook_url": f"{url}/workflows/incoming?sig=abc"},
+        settings=lambda url: {},
+        destination=lambda outcome, n, url: f"{outcome}-channel-{n}",
+        content=lambda destination: {"text": f"Alert for {destination}"},
+        has_reference=False,
+    ),
+    ProviderCase(
+        key="webhook:webhook",
+        respond=webhook,
+        credentials=lambda url: {"secrets": ["whsec_" + "c2VjcmV0LW9uZS0xMjM0NTY3ODkw"]},
+        settings=lambda url: {},
+        destination=lambda outcome, n, url: f"{url}/hooks/{outcome}-{n}",
+        content={"body": {"event": "order.shipped", "order": 1234}},
+        permanent_destination_invalid=True,
+    ),
+]
+ALL_CASES.extend(OTHER_CASES)

@@ -111,3 +111,11 @@ def require(mapping: Mapping[str, Any], *names: str, kind: str = "credentials") 
         value = mapping.get(name)
         if not isinstance(value, str) or not value.strip():
             raise ConfigError(f"{kind} need a non-empty {name}", field=name)
+
+
+def post(session: requests.Session, url: str, *, timeout: float, **kwargs: Any) -> requests.Response | SendResult:
+    """POST without following redirects; a transport failure comes back as a result."""
+    try:
+        return session.post(url, timeout=timeout, allow_redirects=False, **kwargs)
+    except requests.RequestException as exc:
+        return classify_request_error(exc)

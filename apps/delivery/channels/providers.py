@@ -2,4 +2,14 @@
 
 from __future__ import annotations
 
-from . import email_anymail, email_ses, fcm, smtp  # noqa: F401
+from . import (  # noqa: F401
+    chat_slack,
+    chat_teams,
+    email_anymail,
+    email_ses,
+    fcm,
+    sms_twilio,
+    smtp,
+    webhook_out,
+    whatsapp_cloud,
+)
