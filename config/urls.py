@@ -20,6 +20,7 @@ urlpatterns = [
     path("console/notifications/", include("apps.notifications.console.urls")),
     path("console/workflows/", include("apps.workflows.console.urls")),
     path("console/campaigns/", include("apps.campaigns.console.urls")),
+    path("webhooks/", include("apps.delivery.webhooks.urls")),
     path("console/", include("apps.console.urls")),
     path("cms/", include(wagtailadmin_urls)),
     path("documents/", include(wagtaildocs_urls)),

@@ -118,7 +118,8 @@ class AnymailEmailAdapter(ChannelAdapter):
             )
         if recipient_status == "failed":
             return SendResult.retryable("provider_failed", f"{self.provider} reported a failed send")
-        return SendResult.accepted(str(reference), details={"status": recipient_status})
+        # Mailgun and Brevo answer "<id@host>" but report "id@host" on their webhooks.
+        return SendResult.accepted(str(reference).strip("<>"), details={"status": recipient_status})
 
     def classify_api_error(self, exc: AnymailAPIError) -> SendResult:
         cause = exc.__cause__
