@@ -36,3 +36,10 @@ def message(channel: str, destination: str, content: Mapping[str, Any], **kwargs
         content=content,
         **kwargs,
     )
+
+
+def email_case_responder(respond: Any) -> Any:
+    """A FakeServer responder answering by the marker in the destination, like the contract cases."""
+    from tests.channels.fakes import outcome_in
+
+    return lambda request: respond(outcome_in(request.text), request)

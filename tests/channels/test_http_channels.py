@@ -229,3 +229,12 @@ def test_body_is_sent_exactly_as_signed(allow_private) -> None:  # type: ignore[
         adapter = make_adapter("webhook:webhook", {"secrets": SECRET_NEW}, {})
         adapter.send_batch([message("webhook", f"{server.url}/in", {"body": {"b": [1, 2], "a": "é"}})])
     assert json.loads(server.requests[0].body) == {"b": [1, 2], "a": "é"}
+
+
+def test_api_url_overrides_get_the_same_ssrf_guard(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.TIDINGS_WEBHOOK_ALLOW_PRIVATE = False
+    with pytest.raises(ConfigError) as error:
+        adapters.get("email:resend").validate_config(
+            {"api_key": "k"}, {"from_email": "a@b.c", "api_url": "http://169.254.169.254/latest/"}
+        )
+    assert error.value.field == "api_url"

@@ -119,3 +119,15 @@ def post(session: requests.Session, url: str, *, timeout: float, **kwargs: Any) 
         return session.post(url, timeout=timeout, allow_redirects=False, **kwargs)
     except requests.RequestException as exc:
         return classify_request_error(exc)
+
+
+def check_api_url(settings: Mapping[str, Any]) -> None:
+    """An ``api_url`` override (EU region, proxy, emulator) is a URL we will call with the
+    connector's credentials, so it gets the same SSRF guard as customer webhooks."""
+    from ._netguard import UnsafeURL, check_url
+
+    if settings.get("api_url"):
+        try:
+            check_url(str(settings["api_url"]))
+        except UnsafeURL as exc:
+            raise ConfigError(f"api_url: {exc}", field="api_url") from None

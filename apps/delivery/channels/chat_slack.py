@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._http import classify_status, connector_timeout, json_or_empty, new_session, post
+from ._http import check_api_url, classify_status, connector_timeout, json_or_empty, new_session, post
 from ._netguard import UnsafeURL, check_url
 from .base import ChannelAdapter, ConfigError, OutboundMessage, SendResult, register_adapter
 from .email_anymail import ACCOUNT_SUSPENDED, AUTH_FAILED
@@ -60,6 +60,7 @@ class SlackAdapter(ChannelAdapter):
                 check_url(str(webhook))
             except UnsafeURL as exc:
                 raise ConfigError(str(exc), field="webhook_url") from None
+        check_api_url(settings)
         connector_timeout(settings)
 
     def __init__(self, config: Any) -> None:

@@ -22,7 +22,7 @@ from anymail.exceptions import (
 )
 from django.core.mail import EmailMultiAlternatives, get_connection
 
-from ._http import classify_request_error, classify_status, connector_timeout, require
+from ._http import check_api_url, classify_request_error, classify_status, connector_timeout, require
 from .base import ChannelAdapter, ConfigError, OutboundMessage, SendResult, register_adapter
 
 # Anymail statuses that mean the provider will not attempt delivery to this address.
@@ -49,6 +49,7 @@ class AnymailEmailAdapter(ChannelAdapter):
     def validate_config(cls, credentials: Mapping[str, Any], settings: Mapping[str, Any]) -> None:
         require(credentials, *cls.credential_fields)
         check_from_email(settings)
+        check_api_url(settings)
         connector_timeout(settings)
 
     def backend_kwargs(self) -> dict[str, Any]:

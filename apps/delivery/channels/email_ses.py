@@ -12,7 +12,7 @@ from typing import Any
 from anymail.exceptions import AnymailAPIError
 from botocore.exceptions import ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError
 
-from ._http import connector_timeout, require
+from ._http import check_api_url, connector_timeout, require
 from .base import ConfigError, SendResult, register_adapter
 from .email_anymail import ACCOUNT_SUSPENDED, AUTH_FAILED, AnymailEmailAdapter, _first_line, check_from_email
 
@@ -39,6 +39,7 @@ class AmazonSESAdapter(AnymailEmailAdapter):
         if not isinstance(settings.get("region"), str) or not settings["region"]:
             raise ConfigError("settings need the SES region, e.g. eu-west-1", field="region")
         check_from_email(settings)
+        check_api_url(settings)
         connector_timeout(settings)
 
     def backend_kwargs(self) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from firebase_admin import exceptions as fb_exceptions
 from firebase_admin import messaging
 from requests.adapters import HTTPAdapter
 
-from ._http import connector_timeout, retry_after_seconds
+from ._http import check_api_url, connector_timeout, retry_after_seconds
 from .base import ChannelAdapter, ConfigError, OutboundMessage, SendResult, register_adapter
 from .email_anymail import AUTH_FAILED
 
@@ -146,6 +146,7 @@ class FCMAdapter(ChannelAdapter):
     @classmethod
     def validate_config(cls, credentials: Mapping[str, Any], settings: Mapping[str, Any]) -> None:
         parse_service_account(credentials.get("service_account"))
+        check_api_url(settings)
         connector_timeout(settings)
 
     def send_batch(self, messages: Sequence[OutboundMessage]) -> list[SendResult]:

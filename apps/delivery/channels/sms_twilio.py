@@ -10,6 +10,7 @@ from typing import Any
 from django.conf import settings as django_settings
 
 from ._http import (
+    check_api_url,
     classify_status,
     connector_timeout,
     json_or_empty,
@@ -48,6 +49,7 @@ class TwilioSMSAdapter(ChannelAdapter):
         require(credentials, "account_sid", "auth_token")
         if not settings.get("from_number") and not settings.get("messaging_service_sid"):
             raise ConfigError("settings need a from_number or a messaging_service_sid", field="from_number")
+        check_api_url(settings)
         connector_timeout(settings)
 
     def __init__(self, config: Any) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._http import classify_status, connector_timeout, json_or_empty, new_session, post, require
+from ._http import check_api_url, classify_status, connector_timeout, json_or_empty, new_session, post, require
 from .base import ChannelAdapter, ConfigError, OutboundMessage, SendResult, register_adapter
 from .email_anymail import ACCOUNT_SUSPENDED, AUTH_FAILED
 
@@ -53,6 +53,7 @@ class WhatsAppCloudAdapter(ChannelAdapter):
         require(credentials, "access_token", "app_secret")
         if not str(settings.get("phone_number_id") or "").strip():
             raise ConfigError("settings need the WhatsApp phone_number_id", field="phone_number_id")
+        check_api_url(settings)
         connector_timeout(settings)
 
     def __init__(self, config: Any) -> None:
