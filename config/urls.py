@@ -17,6 +17,7 @@ urlpatterns = [
     path("console/keys/", include("apps.governance.console.urls")),
     path("console/subscribers/", include("apps.subscribers.console.urls")),
     path("console/delivery/", include("apps.delivery.console.urls")),
+    path("console/connectors/", include("apps.delivery.connectors.urls")),
     path("console/notifications/", include("apps.notifications.console.urls")),
     path("console/workflows/", include("apps.workflows.console.urls")),
     path("console/campaigns/", include("apps.campaigns.console.urls")),

@@ -16,3 +16,4 @@ NAVIGATION: list[NavItem] = [
     NavItem("Overview", "console:home", "overview"),
     NavItem("API keys", "governance_console:keys", "keys"),
 ]
+NAVIGATION.append(NavItem("Connectors", "connectors_console:list", "connectors"))

@@ -65,7 +65,7 @@ def connector_app(name: str, service_account: dict[str, Any], timeout: float) ->
         except ValueError:
             app = None
         if app is not None and _app_fingerprints.get(name) != fingerprint:
-            firebase_admin.delete_app(app)
+            _delete_app(app)
             app = None
         if app is None:
             app = firebase_admin.initialize_app(
@@ -75,6 +75,15 @@ def connector_app(name: str, service_account: dict[str, Any], timeout: float) ->
             )
             _app_fingerprints[name] = fingerprint
         return app
+
+
+def _delete_app(app: firebase_admin.App) -> None:
+    # delete_app closes the messaging service with asyncio.run(), which refuses to run
+    # in a thread that already has an event loop (an ASGI request thread, say); a
+    # short-lived thread of its own never has one.
+    worker = threading.Thread(target=firebase_admin.delete_app, args=(app,), daemon=True)
+    worker.start()
+    worker.join(timeout=10)
 
 
 def _messaging_service(app: firebase_admin.App, base_url: str) -> Any:
