@@ -13,6 +13,9 @@ from apps.delivery.channels.base import ChannelAdapter, ConnectorConfig, Outboun
 from tests.channels.cases import ALL_CASES, ProviderCase
 from tests.channels.fakes import ADAPTER_TIMEOUT, SLOW_DELAY, FakeServer, fake_server
 
+# Push adapters deactivate unregistered devices, so these touch the database.
+pytestmark = pytest.mark.django_db
+
 
 @pytest.fixture(params=ALL_CASES, ids=lambda case: case.key)
 def case(request: pytest.FixtureRequest) -> ProviderCase:

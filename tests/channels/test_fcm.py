@@ -15,6 +15,9 @@ from tests.channels.helpers import make_adapter, message
 
 CONTENT = {"title": "Hi", "body": "There", "platform": "ios"}
 
+# Push adapters deactivate unregistered devices, so these touch the database.
+pytestmark = pytest.mark.django_db
+
 
 def answering(send_answer):  # type: ignore[no-untyped-def]
     def respond(request: Request) -> Response:
@@ -120,3 +123,29 @@ def test_service_account_with_a_broken_private_key_is_refused() -> None:
     broken = {**service_account("http://127.0.0.1:1"), "private_key": "-----BEGIN PRIVATE KEY-----\nAAAA\n"}
     with pytest.raises(ConfigError):
         adapters.get("push:fcm").validate_config({"service_account": broken}, {})
+
+
+def test_unregistered_token_deactivates_the_device_in_this_project_only(project, other_project) -> None:  # type: ignore[no-untyped-def]
+    from apps.subscribers.models import Device, Subscriber
+
+    mine = Device.objects.create(
+        project=project,
+        subscriber=Subscriber.objects.create(project=project, external_id="u1"),
+        platform="android",
+        token="perm-token-1",
+    )
+    theirs = Device.objects.create(
+        project=other_project,
+        subscriber=Subscriber.objects.create(project=other_project, external_id="u1"),
+        platform="android",
+        token="perm-token-1",
+    )
+    with fake_server(FCM_CASE.responder()) as server:
+        adapter = make_adapter("push:fcm", {"service_account": service_account(server.url)}, {"api_url": server.url})
+        object.__setattr__(adapter.config, "project_id", project.pk)
+        [result] = adapter.send_batch([message("push", "perm-token-1", CONTENT)])
+    assert result.destination_invalid
+    mine.refresh_from_db()
+    theirs.refresh_from_db()
+    assert (mine.active, theirs.active) == (False, True)
+    assert "UNREGISTERED" in mine.deactivated_reason

@@ -146,6 +146,23 @@ def classify_fcm_error(exc: BaseException) -> SendResult:
     return SendResult.retryable("fcm_error", text)
 
 
+def devices_deactivate(project_id: int, tokens: list[tuple[str, str]]) -> None:
+    """Stop pushing to tokens FCM says are gone (the subscribers contract: push
+    adapters deactivate unregistered tokens)."""
+    try:
+        from apps.subscribers.services import device_deactivate
+    except ImportError:  # an older subscribers app without the service: same write
+        from apps.subscribers.models import Device
+
+        for token, code in tokens:
+            Device.objects.for_project(project_id).filter(token=token).update(
+                active=False, deactivated_reason=f"fcm: {code}"
+            )
+        return
+    for token, code in tokens:
+        device_deactivate(project=project_id, token=token, reason=f"fcm: {code}")  # type: ignore[arg-type]
+
+
 @register_adapter
 class FCMAdapter(ChannelAdapter):
     channel = "push"
@@ -169,6 +186,9 @@ class FCMAdapter(ChannelAdapter):
         results: list[SendResult] = []
         for start in range(0, len(messages), self.max_batch_size):
             results.extend(self._send_chunk(app, messages[start : start + self.max_batch_size]))
+        gone = [(m.destination, r.code) for m, r in zip(messages, results, strict=True) if r.destination_invalid]
+        if gone:
+            devices_deactivate(self.config.project_id, gone)
         return results
 
     def _send_chunk(self, app: firebase_admin.App, chunk: Sequence[OutboundMessage]) -> list[SendResult]:
