@@ -144,8 +144,8 @@ def sweep(*, limit: int = 50_000) -> dict[str, int]:
                 "UPDATE delivery_attempt a SET outcome = 'lost', finished_at = %s,"
                 " provider_message = 'worker lost before the result was recorded'"
                 " FROM unnest(%s::bigint[], %s::int[]) AS v(id, number)"
-                " WHERE a.delivery_id = v.id AND a.number = v.number AND a.outcome = ''",
-                [now, [r[0] for r in reclaimed], [r[3] for r in reclaimed]],
+                " WHERE a.delivery_id = v.id AND a.number = v.number AND a.outcome = '' AND a.delivery_id = ANY(%s)",
+                [now, [r[0] for r in reclaimed], [r[3] for r in reclaimed], [r[0] for r in reclaimed]],
             )
         cursor.execute(PROMOTE_SQL, [limit])
         promoted = cursor.fetchall()
