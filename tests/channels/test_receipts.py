@@ -310,3 +310,46 @@ def test_resend_event_verified_by_its_svix_signature(client, project) -> None:  
     delivery.refresh_from_db()
     assert delivery.state == "complained"
     assert Suppression.objects.filter(project=project, reason="complaint").exists()
+
+
+def test_ses_bounce_through_sns_with_basic_auth(client, project) -> None:  # type: ignore[no-untyped-def]
+    credentials = {"access_key_id": "AKIA1", "secret_access_key": "s", "webhook_secret": "sns:hook-pass"}
+    item = connector(project, "email", "ses", credentials, from_email="a@b.c", region="eu-west-1")
+    delivery = sent_delivery(project, "email", "gone@example.com", "ses-1")
+    ses_event = {
+        "eventType": "Bounce",
+        "bounce": {
+            "bounceType": "Permanent",
+            "bounceSubType": "General",
+            "feedbackId": "fb-1",
+            "bouncedRecipients": [
+                {"emailAddress": "gone@example.com", "diagnosticCode": "smtp; 550 5.1.1 user unknown"}
+            ],
+            "timestamp": "2026-11-29T10:00:00.000Z",
+        },
+        "mail": {
+            "messageId": "ses-1",
+            "timestamp": "2026-11-29T09:59:00.000Z",
+            "destination": ["gone@example.com"],
+            "tags": {},
+            "commonHeaders": {},
+        },
+    }
+    sns = {
+        "Type": "Notification",
+        "MessageId": "sns-1",
+        "TopicArn": "arn:aws:sns:eu-west-1:1:ses",
+        "Message": json.dumps(ses_event),
+        "Timestamp": "2026-11-29T10:00:01.000Z",
+    }
+    headers = {"HTTP_X_AMZ_SNS_MESSAGE_TYPE": "Notification", "HTTP_X_AMZ_SNS_MESSAGE_ID": "sns-1"}
+    url = f"/webhooks/{item.pk}/ses"
+    refused = client.post(url, json.dumps(sns), content_type="text/plain", **headers)
+    assert refused.status_code == 403
+    response = client.post(
+        url, json.dumps(sns), content_type="text/plain", HTTP_AUTHORIZATION=basic_auth("sns:hook-pass"), **headers
+    )
+    assert response.status_code == 200, response.content
+    delivery.refresh_from_db()
+    assert delivery.state == "bounced"
+    assert Suppression.objects.filter(project=project, reason="bounce").exists()
