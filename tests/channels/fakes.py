@@ -129,7 +129,7 @@ def fake_server(respond: Responder) -> Iterator[FakeServer]:
 
 
 # Destinations carry the answer the fake provider should give, so one batch can mix them.
-SLOW_DELAY = 1.5
+SLOW_DELAY = 3.0
 ADAPTER_TIMEOUT = 0.4
 
 

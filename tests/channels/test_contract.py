@@ -112,4 +112,5 @@ def test_provider_timeout_is_retryable_and_bounded(case: ProviderCase, server: F
     elapsed = time.monotonic() - started
     assert result.outcome == Outcome.RETRYABLE, result
     assert result.code == "timeout"
-    assert elapsed < SLOW_DELAY + ADAPTER_TIMEOUT
+    # Well before the provider would have answered: the adapter gave up at its timeout.
+    assert elapsed < SLOW_DELAY

@@ -19,6 +19,10 @@ from requests.adapters import HTTPAdapter
 from .base import ConfigError, SendResult
 
 DEFAULT_TIMEOUT_SECONDS = 10.0
+# A permanent answer with one of these codes is the account's fault, not the message's:
+# failover moves the channel to its secondary connector (apps/delivery/connectors/failover.py).
+AUTH_FAILED = "auth_failed"
+ACCOUNT_SUSPENDED = "account_suspended"
 BODY_SNIPPET_BYTES = 4096
 
 

@@ -9,10 +9,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._http import check_api_url, classify_status, connector_timeout, json_or_empty, new_session, post
+from ._http import (
+    ACCOUNT_SUSPENDED,
+    AUTH_FAILED,
+    check_api_url,
+    classify_status,
+    connector_timeout,
+    json_or_empty,
+    new_session,
+    post,
+)
 from ._netguard import UnsafeURL, check_url
 from .base import ChannelAdapter, ConfigError, OutboundMessage, SendResult, register_adapter
-from .email_anymail import ACCOUNT_SUSPENDED, AUTH_FAILED
 
 SLACK_API_URL = "https://slack.com/api"
 AUTH_ERRORS = {"invalid_auth", "not_authed", "token_revoked", "token_expired", "no_permission", "missing_scope"}

@@ -22,15 +22,11 @@ from anymail.exceptions import (
 )
 from django.core.mail import EmailMultiAlternatives, get_connection
 
-from ._http import check_api_url, classify_request_error, classify_status, connector_timeout, require
+from ._http import AUTH_FAILED, check_api_url, classify_request_error, classify_status, connector_timeout, require
 from .base import ChannelAdapter, ConfigError, OutboundMessage, SendResult, register_adapter
 
 # Anymail statuses that mean the provider will not attempt delivery to this address.
 REFUSED_STATUSES = {"rejected", "invalid"}
-# A permanent answer with one of these codes is the account's fault, not the message's:
-# the failover logic moves the channel to its secondary connector.
-AUTH_FAILED = "auth_failed"
-ACCOUNT_SUSPENDED = "account_suspended"
 
 
 def check_from_email(settings: Mapping[str, Any]) -> None:

@@ -12,9 +12,9 @@ from typing import Any
 from anymail.exceptions import AnymailAPIError
 from botocore.exceptions import ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError
 
-from ._http import check_api_url, connector_timeout, require
+from ._http import ACCOUNT_SUSPENDED, AUTH_FAILED, check_api_url, connector_timeout, require
 from .base import ConfigError, SendResult, register_adapter
-from .email_anymail import ACCOUNT_SUSPENDED, AUTH_FAILED, AnymailEmailAdapter, _first_line, check_from_email
+from .email_anymail import AnymailEmailAdapter, _first_line, check_from_email
 
 THROTTLING_CODES = {"TooManyRequestsException", "LimitExceededException", "ThrottlingException", "Throttling"}
 ACCOUNT_CODES = {"AccountSuspendedException", "SendingPausedException"}

@@ -23,9 +23,8 @@ from firebase_admin import exceptions as fb_exceptions
 from firebase_admin import messaging
 from requests.adapters import HTTPAdapter
 
-from ._http import check_api_url, connector_timeout, retry_after_seconds
+from ._http import AUTH_FAILED, check_api_url, connector_timeout, retry_after_seconds
 from .base import ChannelAdapter, ConfigError, OutboundMessage, SendResult, register_adapter
-from .email_anymail import AUTH_FAILED
 
 FCM_BASE_URL = "https://fcm.googleapis.com"
 SERVICE_ACCOUNT_FIELDS = ("project_id", "private_key", "client_email", "token_uri")

@@ -10,6 +10,7 @@ from typing import Any
 from django.conf import settings as django_settings
 
 from ._http import (
+    AUTH_FAILED,
     check_api_url,
     classify_status,
     connector_timeout,
@@ -20,7 +21,6 @@ from ._http import (
     response_details,
 )
 from .base import ChannelAdapter, ConfigError, OutboundMessage, SendResult, register_adapter
-from .email_anymail import AUTH_FAILED
 
 TWILIO_API_URL = "https://api.twilio.com"
 # Twilio error codes meaning the number can never receive this message.

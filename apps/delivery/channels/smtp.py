@@ -18,9 +18,8 @@ from typing import Any
 from django.core.mail import EmailMultiAlternatives
 from django.core.mail.backends.smtp import EmailBackend
 
-from ._http import connector_timeout
+from ._http import AUTH_FAILED, connector_timeout
 from .base import ChannelAdapter, ConfigError, OutboundMessage, SendResult, register_adapter
-from .email_anymail import AUTH_FAILED
 
 SECURITY_MODES = ("ssl", "starttls", "none")
 

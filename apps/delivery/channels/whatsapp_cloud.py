@@ -10,9 +10,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._http import check_api_url, classify_status, connector_timeout, json_or_empty, new_session, post, require
+from ._http import (
+    ACCOUNT_SUSPENDED,
+    AUTH_FAILED,
+    check_api_url,
+    classify_status,
+    connector_timeout,
+    json_or_empty,
+    new_session,
+    post,
+    require,
+)
 from .base import ChannelAdapter, ConfigError, OutboundMessage, SendResult, register_adapter
-from .email_anymail import ACCOUNT_SUSPENDED, AUTH_FAILED
 
 GRAPH_API_URL = "https://graph.facebook.com/v21.0"
 # Graph API error codes (https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes).

@@ -13,13 +13,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from apps.delivery.channels._http import ACCOUNT_SUSPENDED, AUTH_FAILED
 from apps.delivery.models import Connector
 
 if TYPE_CHECKING:
     from apps.delivery.dispatch.outcome import RowResult
 
 # Codes adapters give a permanent answer that is the account's fault, not the message's.
-PROVIDER_FAULT_CODES = frozenset({"auth_failed", "account_suspended"})
+PROVIDER_FAULT_CODES = frozenset({AUTH_FAILED, ACCOUNT_SUSPENDED})
 
 
 def _provider_fault(result: RowResult) -> bool:
