@@ -102,3 +102,52 @@ def test_refused_account_without_a_secondary_dead_letters_with_the_reason(projec
             message=celery_worker.log()[-3000:],
         )
     assert "auth_failed" in Delivery.objects.get(pk=delivery_id).last_error
+
+
+def test_connector_failing_transiently_past_the_threshold_switches_to_the_secondary(project, start_worker, monkeypatch):  # type: ignore[no-untyped-def]
+    get_redis().flushdb()
+    monkeypatch.setenv("TIDINGS_CONNECTOR_FAILURE_THRESHOLD", "2")
+    monkeypatch.setenv("TIDINGS_RETRY_BASE_MS", "200")
+    unavailable = lambda request: Response(503, "Service Unavailable")  # noqa: E731
+    with fake_server(unavailable) as primary_server, fake_server(email_case_responder(postmark)) as secondary_server:
+        secondary = connector_create(
+            project=project,
+            channel="email",
+            provider="postmark",
+            credentials={"server_token": "backup"},
+            settings={"from_email": "news@tidings.test", "api_url": secondary_server.url},
+        )
+        primary = connector_create(
+            project=project,
+            channel="email",
+            provider="postmark",
+            credentials={"server_token": "main"},
+            settings={"from_email": "news@tidings.test", "api_url": primary_server.url},
+            is_default=True,
+            secondary=secondary,
+        )
+        worker = start_worker()
+        ids = deliveries_enqueue(
+            project=project,
+            requests=[
+                DeliveryRequest(
+                    channel="email",
+                    destination=f"ok-{n}@example.com",
+                    lane="high",
+                    delivery_key=f"tr:{n}",
+                    origin_kind="test",
+                    origin_id="tr",
+                    content={"subject": "Hi", "text": "Hello"},
+                )
+                for n in range(2)
+            ],
+        )
+        wait_for(
+            lambda: Delivery.objects.filter(pk__in=ids, state="sent").count() == 2,
+            timeout=60,
+            message=worker.log()[-3000:],
+        )
+    primary.refresh_from_db()
+    assert primary.status == Connector.Status.FAILING
+    assert len(primary_server.requests) >= 2
+    assert DeliveryEvent.objects.filter(delivery_id__in=ids, reason__contains="kept failing").exists()
