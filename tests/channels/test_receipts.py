@@ -353,3 +353,33 @@ def test_ses_bounce_through_sns_with_basic_auth(client, project) -> None:  # typ
     delivery.refresh_from_db()
     assert delivery.state == "bounced"
     assert Suppression.objects.filter(project=project, reason="bounce").exists()
+
+
+def test_receipt_that_outruns_the_send_record_is_kept_for_later_not_lost(client, project, twilio_connector) -> None:  # type: ignore[no-untyped-def]
+    delivery = sent_delivery(project, "sms", "+15551234567", "SM9")
+    Delivery.objects.filter(pk=delivery.pk).update(state="claimed")
+    form = {"AccountSid": "ACabc", "MessageSid": "SM9", "MessageStatus": "delivered"}
+    response = twilio_post(client, twilio_connector, form)
+    assert response.status_code == 200
+    assert response.json()["pending"] == 1
+    assert not Receipt.objects.exists()
+    delivery.refresh_from_db()
+    assert delivery.state == "claimed"
+
+
+@pytest.mark.worker
+def test_early_receipt_is_applied_once_the_send_is_recorded(client, project, celery_worker) -> None:  # type: ignore[no-untyped-def]
+    from tests.fixtures.worker import wait_for
+
+    item = connector(project, "sms", "twilio", {"account_sid": "ACabc", "auth_token": "tw-token"}, from_number="+1555")
+    delivery = sent_delivery(project, "sms", "+15551234567", "SM10")
+    Delivery.objects.filter(pk=delivery.pk).update(state="claimed")
+    response = twilio_post(client, item, {"AccountSid": "ACabc", "MessageSid": "SM10", "MessageStatus": "delivered"})
+    assert response.json()["pending"] == 1
+    Delivery.objects.filter(pk=delivery.pk).update(state="sent")  # the dispatcher records the send
+    wait_for(
+        lambda: Delivery.objects.get(pk=delivery.pk).state == "delivered",
+        timeout=30,
+        message=celery_worker.log()[-2000:],
+    )
+    assert Receipt.objects.filter(provider_event_id="twilio:SM10:delivered").count() == 1
