@@ -7,6 +7,7 @@ tests can assert on what the real provider library actually sent.
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -67,7 +68,7 @@ Responder = Callable[[Request], Response]
 
 
 class FakeServer:
-    def __init__(self, respond: Responder) -> None:
+    def __init__(self, respond: Responder, tls: ssl.SSLContext | None = None) -> None:
         self.respond = respond
         self.requests: list[Request] = []
         self._lock = threading.Lock()
@@ -103,12 +104,16 @@ class FakeServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
+        self.scheme = "http"
+        if tls is not None:
+            self.httpd.socket = tls.wrap_socket(self.httpd.socket, server_side=True)
+            self.scheme = "https"
         self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property
     def url(self) -> str:
         host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"{self.scheme}://{host}:{port}"
 
     def start(self) -> FakeServer:
         self.thread.start()
@@ -120,8 +125,8 @@ class FakeServer:
 
 
 @contextmanager
-def fake_server(respond: Responder) -> Iterator[FakeServer]:
-    server = FakeServer(respond).start()
+def fake_server(respond: Responder, tls: ssl.SSLContext | None = None) -> Iterator[FakeServer]:
+    server = FakeServer(respond, tls).start()
     try:
         yield server
     finally:

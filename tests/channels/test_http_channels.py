@@ -238,3 +238,34 @@ def test_api_url_overrides_get_the_same_ssrf_guard(settings) -> None:  # type: i
             {"api_key": "k"}, {"from_email": "a@b.c", "api_url": "http://169.254.169.254/latest/"}
         )
     assert error.value.field == "api_url"
+
+
+def test_webhook_connects_to_the_address_it_vetted_and_keeps_the_host_header() -> None:
+    with fake_server(ok) as server:
+        port = server.url.rsplit(":", 1)[1]
+        adapter = make_adapter("webhook:webhook", {"secrets": [SECRET_NEW]}, {})
+        [result] = adapter.send_batch([message("webhook", f"http://localhost:{port}/in?x=1", {"body": {}})])
+    assert result.outcome == Outcome.ACCEPTED
+    [request] = server.requests
+    assert request.header("Host") == f"localhost:{port}"
+    assert request.path == "/in?x=1"
+
+
+def test_https_webhook_pinned_to_its_address_still_verifies_the_real_host_name(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tests.channels.smtp_server import self_signed_certificate, server_ssl_context
+
+    ca = tmp_path / "ca.pem"
+    ca.write_text(self_signed_certificate()[0])
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(ca))
+    with fake_server(ok, tls=server_ssl_context()) as server:
+        port = server.url.rsplit(":", 1)[1]
+        adapter = make_adapter("webhook:webhook", {"secrets": [SECRET_NEW]}, {})
+        [result] = adapter.send_batch([message("webhook", f"https://localhost:{port}/in", {"body": {"a": 1}})])
+        monkeypatch.delenv("REQUESTS_CA_BUNDLE")
+        [untrusted] = make_adapter("webhook:webhook", {"secrets": [SECRET_NEW]}, {}).send_batch(
+            [message("webhook", f"https://localhost:{port}/in", {"body": {"a": 1}})]
+        )
+    assert result.outcome == Outcome.ACCEPTED, result
+    assert server.requests[0].header("Host") == f"localhost:{port}"
+    # Certificate checks stay on: without the CA the same endpoint is refused.
+    assert untrusted.outcome == Outcome.RETRYABLE

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._http import classify_status, connector_timeout, new_session, post, response_details
-from ._netguard import UnsafeURL, check_url
+from ._netguard import UnsafeURL, check_url, pinned_request
 from .base import ChannelAdapter, ConfigError, OutboundMessage, SendResult, register_adapter
 
 SECRET_PREFIX = "whsec_"  # noqa: S105 - the format marker, not a secret
@@ -84,13 +84,17 @@ class WebhookAdapter(ChannelAdapter):
     def _send_one(self, message: OutboundMessage) -> SendResult:
         url = message.destination or str(self.config.settings.get("url") or "")
         try:
-            check_url(url)
+            addresses = check_url(url)
         except UnsafeURL as exc:
             return SendResult.permanent("unsafe_url", str(exc), destination_invalid=True)
+        pin_headers: dict[str, str] = {}
+        if addresses:
+            url, pin_headers = pinned_request(url, addresses[0], self.session)
         body = message.content.get("body", {})
         raw = body.encode() if isinstance(body, str) else json.dumps(body, separators=(",", ":")).encode()
         timestamp = int(time.time())
         headers = {
+            **pin_headers,
             "Content-Type": "application/json",
             "webhook-id": message.delivery_key,
             "webhook-timestamp": str(timestamp),
