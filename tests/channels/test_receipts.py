@@ -383,3 +383,24 @@ def test_early_receipt_is_applied_once_the_send_is_recorded(client, project, cel
         message=celery_worker.log()[-2000:],
     )
     assert Receipt.objects.filter(provider_event_id="twilio:SM10:delivered").count() == 1
+
+
+def test_brevo_event_matches_the_reference_stored_without_angle_brackets(client, project) -> None:  # type: ignore[no-untyped-def]
+    item = connector(project, "email", "brevo", {"api_key": "k", "webhook_secret": "brevo:pw"}, from_email="a@b.c")
+    delivery = sent_delivery(project, "email", "a@example.com", "br-1@smtp-relay.mailin.fr")
+    event = {
+        "event": "hard_bounce",
+        "email": "a@example.com",
+        "id": 77,
+        "date": "2026-11-29 10:00:00",
+        "ts": 1764410400,
+        "ts_event": 1764410400,
+        "message-id": "<br-1@smtp-relay.mailin.fr>",
+        "reason": "unknown user",
+    }
+    response = client.post(
+        f"/webhooks/{item.pk}/brevo", event, content_type="application/json", HTTP_AUTHORIZATION=basic_auth("brevo:pw")
+    )
+    assert response.status_code == 200, response.content
+    delivery.refresh_from_db()
+    assert delivery.state == "bounced"
