@@ -59,18 +59,30 @@ class AnymailEmailAdapter(ChannelAdapter):
         """Per-message hook, e.g. the provider's idempotency key."""
 
     def send_batch(self, messages: Sequence[OutboundMessage]) -> list[SendResult]:
-        with warnings.catch_warnings():
-            # SendGrid's backend warns on every instantiation that Anymail no longer
-            # tests it; the warning says nothing about this message.
-            warnings.simplefilter("ignore", AnymailWarning)
-            connection = get_connection(self.backend_path, fail_silently=False, **self.backend_kwargs())
         try:
-            connection.open()
+            connection = self._open_connection()
         except Exception as exc:  # noqa: BLE001 - boto3 refuses bad client params here
             return [SendResult.permanent("config_error", str(exc)) for _ in messages]
-        try:
-            return [self._send_one(connection, message) for message in messages]
-        finally:
+        return [self._send_one(connection, message) for message in messages]
+
+    def _open_connection(self) -> Any:
+        # The dispatcher keeps an adapter for a few seconds across batches: keeping the
+        # backend open keeps its HTTP keep-alive session (or boto3 client) warm too.
+        connection = getattr(self, "_connection", None)
+        if connection is None:
+            with warnings.catch_warnings():
+                # SendGrid's backend warns on every instantiation that Anymail no longer
+                # tests it; the warning says nothing about this message.
+                warnings.simplefilter("ignore", AnymailWarning)
+                connection = get_connection(self.backend_path, fail_silently=False, **self.backend_kwargs())
+            connection.open()
+            self._connection = connection
+        return connection
+
+    def close(self) -> None:
+        connection = getattr(self, "_connection", None)
+        self._connection = None
+        if connection is not None:
             connection.close()
 
     def build_email(self, connection: Any, message: OutboundMessage) -> EmailMultiAlternatives:
