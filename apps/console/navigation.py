@@ -21,3 +21,4 @@ NAVIGATION += [
     NavItem("Segments", "subscribers_console:segments", "segments"),
     NavItem("Imports", "subscribers_console:imports", "imports"),
 ]
+NAVIGATION.append(NavItem("Connectors", "connectors_console:list", "connectors"))

@@ -12,7 +12,7 @@ class DeliveryConfig(AppConfig):
 
     def ready(self) -> None:
         # Adapters register themselves on import; the registry is how dispatch finds them.
-        from apps.delivery.channels import dryrun  # noqa: F401
+        from apps.delivery.channels import dryrun, providers  # noqa: F401
 
         # A merged subscriber keeps one history: their deliveries follow them.
         with contextlib.suppress(ImportError):

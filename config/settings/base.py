@@ -294,3 +294,9 @@ TIDINGS_RETRY_POLICY = {
 TIDINGS_CONNECTOR_FAILURE_THRESHOLD = env_int("TIDINGS_CONNECTOR_FAILURE_THRESHOLD", 50)
 TIDINGS_DRYRUN_DEFAULTS: dict = {}
 CELERY_BEAT_SCHEDULE["delivery-sweep"] = {"task": "delivery.sweep", "schedule": 5.0}
+
+# --- Real provider channels ---------------------------------------------------------------
+# Public base URL providers call back (Twilio status callbacks); empty: not sent.
+TIDINGS_PUBLIC_URL = env_str("TIDINGS_PUBLIC_URL", "")
+# Outgoing and chat webhooks refuse private / loopback / link-local targets unless set.
+TIDINGS_WEBHOOK_ALLOW_PRIVATE = env_bool("TIDINGS_WEBHOOK_ALLOW_PRIVATE", False)

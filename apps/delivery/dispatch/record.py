@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from apps.delivery import ratelimit
+from apps.delivery.connectors.failover import failover_apply
 from apps.delivery.dispatch.outcome import RowResult
 from apps.delivery.origins import FinalOutcome
 from apps.delivery.services.common import events_write, origins_notify
@@ -85,6 +86,7 @@ def record_results(token: int, results: list[RowResult], now: datetime) -> list[
     """Apply results; returns those that were still ours to record."""
     if not results:
         return []
+    results = failover_apply(results, now)
     attempted = [r for r in results if r.attempted]
     with transaction.atomic():
         with connection.cursor() as cursor:

@@ -1,0 +1,1 @@
+"""Console pages for a project's provider connectors."""
