@@ -119,3 +119,49 @@ def test_a_real_worker_on_the_filesystem_broker_sends_what_was_enqueued(data_dir
         if worker.poll() is None:
             os.killpg(worker.pid, signal.SIGKILL)
         log.close()
+
+
+AUDIENCE_SCRIPT = """
+import json
+from apps.delivery.channels.base import ReceiptEvent, ReceiptStatus
+from apps.delivery.dispatch import dispatch_batch
+from apps.delivery.management.commands.delivery_selfcheck import _connector, _project
+from apps.delivery.models import Delivery, Suppression, TemplateVersion
+from apps.delivery.services import deliveries_cancel, deliveries_enqueue_for_subscribers
+from apps.delivery.services.receipts import receipt_ingest
+from apps.subscribers.models import Subscriber
+
+project = _project()
+connector = _connector(project)
+people = [Subscriber.objects.create(project=project, external_id=f"p{i}", email=f"P{i}@example.com") for i in range(4)]
+Subscriber.objects.create(project=project, external_id="no-email")
+version = TemplateVersion.objects.get(project=project, template__key="welcome")
+args = dict(project=project, subscriber_ids_sql="SELECT id FROM subscribers_subscriber WHERE project_id = %s",
+            params=[project.pk], channel="email", lane="bulk", template_version_id=version.pk,
+            connector_id=connector.pk)
+created = deliveries_enqueue_for_subscribers(origin_kind="campaign", origin_id="c1", key_prefix="c1", **args)
+again = deliveries_enqueue_for_subscribers(origin_kind="campaign", origin_id="c1", key_prefix="c1", **args)
+other = deliveries_enqueue_for_subscribers(origin_kind="campaign", origin_id="c2", key_prefix="c2", **args)
+cancelled = deliveries_cancel(project=project, origin_kind="campaign", origin_ids=["c2"])
+while dispatch_batch("bulk"):
+    pass
+first = Delivery.objects.filter(origin_id="c1").order_by("pk").first()
+ingest = receipt_ingest(project_id=project.pk, connector_id=connector.pk, events=[
+    ReceiptEvent(provider_event_id="e1", status=ReceiptStatus.BOUNCED, provider_reference=first.provider_reference,
+                 hard_bounce=True, description="mailbox gone"),
+])
+states = sorted(Delivery.objects.filter(origin_kind="campaign").values_list("origin_id", "state"))
+suppressed = list(Suppression.objects.values_list("address", flat=True))
+print(json.dumps({"created": created, "again": again, "other": other, "cancelled": cancelled,
+                  "recorded": ingest.recorded, "suppressed": suppressed, "states": states}))
+"""
+
+
+def test_audience_fanout_cancel_and_receipts_on_sqlite(data_dir: Path) -> None:
+    done = _manage(data_dir, "shell", "-v0", "-c", AUDIENCE_SCRIPT)
+    report = _report(done)
+
+    assert (report["created"], report["again"], report["other"], report["cancelled"]) == (4, 0, 4, 4)
+    assert report["recorded"] == 1
+    assert report["suppressed"] == ["p0@example.com"]
+    assert report["states"] == [["c1", "bounced"]] + [["c1", "sent"]] * 3 + [["c2", "cancelled"]] * 4

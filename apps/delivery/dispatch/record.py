@@ -87,8 +87,8 @@ def _record_sqlite(cursor: Any, token: int, results: list[RowResult], now: datet
         snapshot = json.dumps(r.snapshot, default=str) if r.snapshot is not None else None
         budget = r.extra.get("budget", r.row.attempt_budget)
         due = ts(r.due_at)
-        rows.append((r.state, r.reason[:255], r.attempts_after, budget, due, r.reference, error, error, snapshot))
-        rows[-1] += (r.state, at, at, r.row.id)
+        values = (r.state, r.reason[:255], r.attempts_after, budget, due, r.reference, error, error, snapshot)
+        rows.append((*values, r.state, at, at, r.row.id))
     if rows:
         cursor.executemany(SQLITE_UPDATE_DELIVERY, rows)
     attempts = [

@@ -249,6 +249,24 @@ SELECT count(*) FROM ins
 """
 
 
+# SQLite has no data-modifying CTE: insert, then write the events from what it returned.
+SQLITE_FANOUT_SQL = """
+WITH ids(id) AS ({ids_sql})
+INSERT INTO delivery_delivery (
+    project_id, channel, destination, subscriber_id, origin_kind, origin_id, template_version_id,
+    content, context, lane, state, state_reason, category, due_at, attempts, attempt_budget,
+    delivery_key, connector_id, provider_reference, last_error, created_at, updated_at)
+SELECT s.project_id, %(channel)s, {destination}, s.id, %(origin_kind)s, %(origin_id)s, %(version_id)s,
+    NULL, '{{}}', %(lane)s, %(state)s, '', %(category)s, %(due_at)s, 0, %(budget)s,
+    {key}, %(connector_id)s, '', '', %(now)s, %(now)s
+FROM ids JOIN subscribers_subscriber s ON s.id = ids.id {join}
+WHERE s.project_id = %(project)s AND s.erased_at IS NULL AND s.merged_into_id IS NULL AND {has_destination}
+ORDER BY s.id
+ON CONFLICT (project_id, delivery_key) DO NOTHING
+RETURNING id, channel, state
+"""
+
+
 @transaction.atomic
 def deliveries_enqueue_for_subscribers(
     *,
@@ -315,12 +333,20 @@ def deliveries_enqueue_for_subscribers(
     for index, value in enumerate(params):
         ids_sql = ids_sql.replace("%s", f"%(p{index})s", 1)
         named[f"p{index}"] = value
-    sql = FANOUT_SQL.format(
+    sqlite = is_sqlite()
+    sql = (SQLITE_FANOUT_SQL if sqlite else FANOUT_SQL).format(
         destination=destination, has_destination=has_destination, key=key, join=join, ids_sql=ids_sql
     )
+    if sqlite:
+        named.update(due_at=ts(due), now=ts(now))
     with connection.cursor() as cursor:
         cursor.execute(sql, named)
-        (created,) = cursor.fetchone()
+        if sqlite:
+            inserted = cursor.fetchall()
+            events_write((project.pk, pk, ch, state, "", now) for pk, ch, state in inserted)
+            created = len(inserted)
+        else:
+            (created,) = cursor.fetchone()
     if created and named["state"] == "queued":
         wake_on_commit([lane])
     elif created:
@@ -328,20 +354,30 @@ def deliveries_enqueue_for_subscribers(
     return int(created)
 
 
+CANCEL_SQL = """
+UPDATE delivery_delivery SET state = 'cancelled', state_reason = 'cancelled by origin',
+    claimed_until = NULL, updated_at = %s
+WHERE project_id = %s AND origin_kind = %s AND origin_id = ANY(%s)
+  AND state IN ('scheduled', 'queued', 'retrying')
+RETURNING id, channel, origin_id
+"""
+SQLITE_CANCEL_SQL = CANCEL_SQL.replace("= ANY(%s)", "IN (SELECT value FROM json_each(%s))")
+
+
 @transaction.atomic
 def deliveries_cancel(*, project: Project, origin_kind: str, origin_ids: list[str]) -> int:
     """Cancel the deliveries of these origins that have not been claimed yet."""
     now = timezone.now()
+    sqlite = is_sqlite()
     with connection.cursor() as cursor:
         cursor.execute(
-            """
-            UPDATE delivery_delivery SET state = 'cancelled', state_reason = 'cancelled by origin',
-                claimed_until = NULL, updated_at = %s
-            WHERE project_id = %s AND origin_kind = %s AND origin_id = ANY(%s)
-              AND state IN ('scheduled', 'queued', 'retrying')
-            RETURNING id, channel, origin_id
-            """,
-            [now, project.pk, origin_kind, [str(o) for o in origin_ids]],
+            SQLITE_CANCEL_SQL if sqlite else CANCEL_SQL,
+            [
+                ts(now) if sqlite else now,
+                project.pk,
+                origin_kind,
+                json.dumps([str(o) for o in origin_ids]) if sqlite else [str(o) for o in origin_ids],
+            ],
         )
         rows = cursor.fetchall()
     events_write((project.pk, pk, channel, "cancelled", "cancelled by origin", now) for pk, channel, _ in rows)
