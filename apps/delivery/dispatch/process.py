@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.core.errors import NotFound
@@ -105,7 +105,8 @@ def _render(rows: list[Claimed], channel: str) -> tuple[list[tuple[Claimed, dict
 def _attempts_write(sender: Sender, rows: list[Claimed], now: datetime) -> None:
     # Committed before the provider is called: a crash mid-send leaves the evidence.
     if is_sqlite():
-        with connection.cursor() as cursor:
+        # One transaction, not one commit (and fsync) per row.
+        with transaction.atomic(), connection.cursor() as cursor:
             cursor.executemany(
                 ATTEMPT_INSERT_SQLITE,
                 [(row.project_id, row.id, row.attempts + 1, sender.config.connector_id, ts(now)) for row in rows],
