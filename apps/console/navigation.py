@@ -16,3 +16,9 @@ NAVIGATION: list[NavItem] = [
     NavItem("Overview", "console:home", "overview"),
     NavItem("API keys", "governance_console:keys", "keys"),
 ]
+NAVIGATION += [
+    NavItem("Notifications", "notifications_console:explorer", "notifications"),
+    NavItem("Dead letters", "delivery_console:dead_letters", "dead_letters"),
+    NavItem("Templates", "delivery_console:templates", "templates"),
+    NavItem("Layouts", "delivery_console:layouts", "layouts"),
+]

@@ -256,3 +256,10 @@ TIDINGS_IDEMPOTENCY_PROJECT_RESOLVER = "apps.governance.authentication.project_i
 # run never delays a one-time code.
 TIDINGS_WORKER_QUEUES = ["default", "high", "normal", "bulk", "journeys", "campaigns"]
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+# --- Notifications (publish API) -----------------------------------------------------
+# How long "template key" (latest version) stays cached per process; "key@N" is immutable.
+TIDINGS_TEMPLATE_CACHE_SECONDS = env_int("TIDINGS_TEMPLATE_CACHE_SECONDS", 5)
+# Benchmark-only URL (a bare DRF two-row insert) used by `manage.py bench_publish`.
+TIDINGS_BENCH_ENDPOINTS = env_bool("TIDINGS_BENCH_ENDPOINTS", False)
+CELERY_BEAT_SCHEDULE["notifications-relay-sweep"] = {"task": "notifications.relay_sweep", "schedule": 15.0}
+CELERY_BEAT_SCHEDULE["notifications-broadcast-sweep"] = {"task": "notifications.broadcast_sweep", "schedule": 60.0}

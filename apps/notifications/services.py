@@ -1,0 +1,122 @@
+"""Writes of the publish API: accept a notification (intent + outbox, one transaction).
+
+Everything that can be refused is checked before the transaction opens, so a refused
+request leaves nothing behind and an accepted one costs two INSERTs and a COMMIT.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.core.errors import ApplicationError
+from apps.notifications.destinations import DestinationError, check_reaches, parse_recipient
+from apps.notifications.models import Notification, OutboxEvent, Priority
+from apps.notifications.rendering_check import strict_check
+from apps.notifications.template_refs import ResolvedTemplate, template_resolve
+from apps.notifications.wakeups import relay_wake
+from apps.projects.models import Project
+from apps.subscribers.models import Subscriber
+
+# A send_at a little in the past is clock skew between caller and us, not a mistake.
+SEND_AT_SKEW = timedelta(minutes=5)
+SEND_AT_HORIZON = timedelta(days=366)
+
+
+def template_for_channels(*, project: Project, template: str, channels: list[str]) -> ResolvedTemplate:
+    resolved = template_resolve(project.pk, template)
+    lacking = [channel for channel in channels if channel not in resolved.channels]
+    if lacking:
+        has = ", ".join(sorted(resolved.channels)) or "no channel"
+        raise ApplicationError(
+            f"Template {resolved.key}@{resolved.number} has no {', '.join(lacking)} content (it has {has}).",
+            code="template_lacks_channel",
+            field="channels",
+        )
+    return resolved
+
+
+def send_at_check(send_at: datetime | None, *, now: datetime | None = None) -> datetime | None:
+    if send_at is None:
+        return None
+    now = now or timezone.now()
+    if send_at < now - SEND_AT_SKEW:
+        raise ApplicationError(
+            f"send_at {send_at.isoformat()} is in the past; omit it to send now.", code="send_at_past", field="send_at"
+        )
+    if send_at > now + SEND_AT_HORIZON:
+        raise ApplicationError(
+            "send_at is more than a year ahead; schedule closer to the date.", code="send_at_too_far", field="send_at"
+        )
+    return send_at if send_at > now else None
+
+
+def recipients_parse(*, project: Project, to: list[Any], channels: list[str], field: str = "to") -> list[dict]:
+    """Normalised, de-duplicated recipients; every external id must name a subscriber."""
+    recipients: list[dict[str, str]] = []
+    seen: set[tuple[str, str]] = set()
+    positions: dict[str, int] = {}
+    for index, item in enumerate(to):
+        try:
+            recipient = parse_recipient(item)
+            check_reaches(recipient, channels)
+        except DestinationError as exc:
+            raise ApplicationError(str(exc), code=exc.code, field=f"{field}[{index}]") from None
+        ((kind, value),) = recipient.items()
+        if (kind, value) in seen:
+            continue
+        seen.add((kind, value))
+        recipients.append(recipient)
+        if kind == "subscriber":
+            positions.setdefault(value, index)
+    if positions:
+        known = set(
+            Subscriber.objects.for_project(project)
+            .filter(external_id__in=list(positions), erased_at__isnull=True)
+            .values_list("external_id", flat=True)
+        )
+        missing = [external_id for external_id in positions if external_id not in known]
+        if missing:
+            raise ApplicationError(
+                f"There is no subscriber with external id {missing[0]!r} in this project.",
+                code="unknown_subscriber",
+                field=f"{field}[{positions[missing[0]]}]",
+            )
+    return recipients
+
+
+def notification_publish(
+    *,
+    project: Project,
+    template: str,
+    to: list[Any],
+    channels: list[str],
+    priority: str = Priority.NORMAL,
+    data: dict[str, Any] | None = None,
+    send_at: datetime | None = None,
+) -> Notification:
+    data = data or {}
+    resolved = template_for_channels(project=project, template=template, channels=channels)
+    recipients = recipients_parse(project=project, to=to, channels=channels)
+    send_at = send_at_check(send_at)
+    if resolved.strict:
+        strict_check(resolved, channels=channels, data=data)
+
+    with transaction.atomic():
+        notification = Notification.objects.create(
+            project=project,
+            template_key=resolved.key,
+            template_version_id=resolved.version_id,
+            template_number=resolved.number,
+            channels=channels,
+            recipients=recipients,
+            priority=priority,
+            data=data,
+            send_at=send_at,
+        )
+        OutboxEvent.objects.create(project=project, notification=notification, lane=priority)
+        transaction.on_commit(lambda: relay_wake(project_id=project.pk, lane=priority))
+    return notification
