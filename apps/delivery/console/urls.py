@@ -8,6 +8,7 @@ app_name = "delivery_console"
 
 urlpatterns = [
     path("deliveries/<int:delivery_id>/", views.delivery_detail, name="delivery"),
+    path("subscribers/<str:external_id>/messages/", views.subscriber_messages, name="subscriber_messages"),
     path("dead-letters/", views.dead_letters, name="dead_letters"),
     path("dead-letters/replay/", views.dead_letters_replay_view, name="dead_letters_replay"),
     path("templates/", editor_views.template_list, name="templates"),

@@ -114,3 +114,17 @@ def dead_letters_replay_view(request: HttpRequest) -> HttpResponse:
     else:
         messages.success(request, f"Replayed {len(replayed)} dead letter{'s' if len(replayed) != 1 else ''}.")
     return redirect("delivery_console:dead_letters")
+
+
+@console_page
+def subscriber_messages(request: HttpRequest, external_id: str) -> HttpResponse:
+    from apps.delivery.api.views import subscriber_for_history
+    from apps.delivery.console.timeline import subscriber_timeline
+
+    project = request.project  # type: ignore[attr-defined]
+    try:
+        subscriber = subscriber_for_history(project, external_id)
+    except ApplicationError as exc:
+        raise Http404(exc.message) from exc
+    context = {"section": "notifications", **subscriber_timeline(project, subscriber, limit=200)}
+    return render(request, "delivery/subscriber_messages.html", context)
