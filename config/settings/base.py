@@ -280,3 +280,14 @@ TIDINGS_RETRY_POLICY = {
 TIDINGS_CONNECTOR_FAILURE_THRESHOLD = env_int("TIDINGS_CONNECTOR_FAILURE_THRESHOLD", 50)
 TIDINGS_DRYRUN_DEFAULTS: dict = {}
 CELERY_BEAT_SCHEDULE["delivery-sweep"] = {"task": "delivery.sweep", "schedule": 5.0}
+# Under ASGI every request runs in a thread of its own, so persistent connections pile up
+# (one per dead thread) until Postgres refuses more. DB_POOL=1 gives the web process a
+# psycopg pool instead (Django requires CONN_MAX_AGE=0 with it).
+if DATABASE_URL and env_bool("DB_POOL", False):
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": env_int("DB_POOL_MIN", 2),
+        "max_size": env_int("DB_POOL_MAX", 8),
+        "timeout": 10,
+    }
