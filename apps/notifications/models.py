@@ -15,6 +15,15 @@ from django.utils import timezone
 from apps.core.models import ProjectScopedModel
 
 
+def _hot_project_fk() -> models.ForeignKey:
+    """The project link on the publish path's tables, without a constraint or an index of
+    its own: a constraint takes a key-share lock on the one project row per INSERT (at a
+    thousand a second, multixact churn), and the composite indexes lead with the project."""
+    return models.ForeignKey(
+        "projects.Project", on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
+    )
+
+
 class Priority(models.TextChoices):
     """Maps one to one onto the delivery lanes."""
 
@@ -24,6 +33,7 @@ class Priority(models.TextChoices):
 
 
 class Notification(ProjectScopedModel):
+    project = _hot_project_fk()
     class State(models.TextChoices):
         ACCEPTED = "accepted", "Accepted"  # stored, outbox not relayed yet
         ROUTED = "routed", "Routed"  # deliveries exist for every reachable destination
@@ -31,8 +41,10 @@ class Notification(ProjectScopedModel):
     template_key = models.CharField(max_length=100)
     # The version resolved when the notification was accepted: "key" means the latest
     # published version *at that moment*, so a later publish never changes this intent.
+    # No constraint: versions are never deleted (PROTECT still guards the ORM), and a
+    # constraint would key-share lock the version row on every publish.
     template_version = models.ForeignKey(
-        "delivery.TemplateVersion", on_delete=models.PROTECT, related_name="+", db_index=False
+        "delivery.TemplateVersion", on_delete=models.PROTECT, related_name="+", db_index=False, db_constraint=False
     )
     template_number = models.PositiveIntegerField()
     channels = models.JSONField(default=list)
@@ -57,6 +69,7 @@ class Notification(ProjectScopedModel):
 class OutboxEvent(ProjectScopedModel):
     """One row per notification to relay. ``relayed_at`` set = the deliveries exist."""
 
+    project = _hot_project_fk()
     notification = models.OneToOneField(Notification, on_delete=models.CASCADE, related_name="outbox_event")
     lane = models.CharField(max_length=8, choices=Priority.choices, default=Priority.NORMAL)
     created_at = models.DateTimeField(default=timezone.now)
