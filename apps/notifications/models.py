@@ -34,6 +34,7 @@ class Priority(models.TextChoices):
 
 class Notification(ProjectScopedModel):
     project = _hot_project_fk()
+
     class State(models.TextChoices):
         ACCEPTED = "accepted", "Accepted"  # stored, outbox not relayed yet
         ROUTED = "routed", "Routed"  # deliveries exist for every reachable destination

@@ -126,3 +126,12 @@ def test_dead_letter_page_replays_selected(console: Client, project: Any, welcom
     assert response.status_code == 302
     assert Delivery.objects.get(pk=dead.pk).state == "queued"
     assert Delivery.objects.filter(state="failed").count() == 1
+
+
+def test_subscriber_page_timeline_lists_their_messages(console: Client, project: Any, welcome: Any, ada: Any) -> None:
+    notification_publish(project=project, template="welcome", to=["ada"], channels=["email", "sms"])
+    outbox_relay(project=project)
+    page = console.get(f"/console/subscribers/{ada.pk}/").content.decode()
+    for delivery in Delivery.objects.all():
+        assert f'data-delivery-id="{delivery.pk}"' in page
+    assert "welcome@1" in page

@@ -14,6 +14,7 @@ from apps.governance import scopes
 from apps.governance.api.base import ProjectAPIView
 from apps.notifications.dead_letters import dead_letter_search, dead_letters_replay
 from apps.subscribers.models import Subscriber
+from apps.subscribers.selectors import subscriber_get
 
 
 class DeadLetterListView(ProjectAPIView):
@@ -59,15 +60,8 @@ class DeadLetterReplayView(ProjectAPIView):
 
 
 def subscriber_for_history(project: object, external_id: str) -> Subscriber:
-    subscriber = Subscriber.objects.for_project(project).filter(external_id=external_id).first()
-    # A merged subscriber's history lives on the survivor.
-    seen = 0
-    while subscriber is not None and subscriber.merged_into_id and seen < 5:
-        subscriber = Subscriber.objects.for_project(project).filter(pk=subscriber.merged_into_id).first()
-        seen += 1
-    if subscriber is None:
-        raise NotFound(f"There is no subscriber {external_id!r} in this project.")
-    return subscriber
+    # A merged subscriber's history lives on the survivor; subscriber_get follows it.
+    return subscriber_get(project, external_id)  # type: ignore[arg-type]
 
 
 class SubscriberMessagesView(ProjectAPIView):
