@@ -17,6 +17,7 @@ from apps.delivery.models import Layout, Template, TemplateVersion
 from apps.delivery.rendering import TemplateError, render_context
 from apps.delivery.rendering import render as render_version
 from apps.delivery.services import layout_save, template_create, template_version_create, template_version_publish
+from apps.notifications.template_refs import template_cache_clear
 
 SAMPLE_SUBSCRIBER = {
     "external_id": "sample-1",
@@ -88,6 +89,8 @@ def template_detail(request: HttpRequest, template_id: int) -> HttpResponse:
             except ApplicationError as exc:
                 form.add_error("content", exc.message)
             else:
+                if version.published_at:
+                    template_cache_clear()
                 state = "published" if version.published_at else "saved as a draft"
                 messages.success(request, f"Version {version.number} {state}.")
                 return redirect("delivery_console:template", template.pk)
@@ -127,6 +130,7 @@ def template_version_publish_view(request: HttpRequest, template_id: int, number
     if version is None:
         raise Http404("No such version.")
     template_version_publish(version=version)
+    template_cache_clear()  # this process answers "key" with the new version at once
     messages.success(request, f"Version {number} published. “{template.key}” now sends it.")
     return redirect("delivery_console:template", template.pk)
 
