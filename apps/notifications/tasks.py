@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import time
+
 from celery import shared_task
 
 from apps.notifications.router import outbox_relay, outbox_sweep
-from apps.notifications.wakeups import relay_wake_clear
+from apps.notifications.wakeups import relay_wake, relay_wake_clear
 from apps.projects.models import Project
+
+# A relay under sustained load always finds more rows; it yields its slot after this long.
+RELAY_RUN_SECONDS = 10
 
 
 @shared_task(name="notifications.relay_outbox", ignore_result=True, acks_late=True)
@@ -16,11 +21,15 @@ def relay_outbox(project_id: int, lane: str) -> int:
     if project is None:
         return 0
     relayed = 0
-    while True:
-        count = outbox_relay(project=project, lane=lane)
+    deadline = time.monotonic() + RELAY_RUN_SECONDS
+    while count := outbox_relay(project=project, lane=lane):
         relayed += count
-        if count == 0:
-            return relayed
+        if time.monotonic() > deadline:
+            # Give the worker slot back; a fresh wake-up carries on with the rest.
+            relay_wake_clear(project_id=project_id, lane=lane)
+            relay_wake(project_id=project_id, lane=lane)
+            break
+    return relayed
 
 
 @shared_task(name="notifications.relay_sweep", ignore_result=True)

@@ -123,15 +123,16 @@ async def _drive(
                     return
                 if index >= len(bodies):
                     return
+                request_headers = dict(headers.items())  # a fresh Idempotency-Key when asked for
                 sent = time.perf_counter()
                 try:
                     if httpx_client is not None:
                         response = await httpx_client.post(
-                            path, content=bodies[index], headers={"Content-Type": "application/json", **headers}
+                            path, content=bodies[index], headers={"Content-Type": "application/json", **request_headers}
                         )
                         status, payload = response.status_code, response.content
                     else:
-                        status, payload = await conn.post(path, bodies[index], headers)
+                        status, payload = await conn.post(path, bodies[index], request_headers)
                 except (OSError, asyncio.IncompleteReadError) as exc:
                     result.errors.append(f"{type(exc).__name__}: {exc}")
                     conn.close()
