@@ -8,9 +8,8 @@ from apps.delivery.dispatch import dispatch_lane_run
 from apps.delivery.dispatch.prepare import _senders
 from apps.delivery.dispatch.runner import lanes_served_by
 from apps.delivery.models import Attempt
-from apps.delivery.redis_client import get_redis
 from apps.delivery.services import DeliveryRequest, deliveries_enqueue
-from tests.delivery.conftest import make_connector
+from tests.delivery.conftest import make_connector, redis_clear
 
 pytestmark = pytest.mark.django_db
 
@@ -18,7 +17,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def _fresh():
     _senders.items.clear()
-    get_redis().flushdb()
+    redis_clear()
 
 
 def enqueue(project, lane, count):
