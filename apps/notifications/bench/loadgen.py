@@ -31,6 +31,8 @@ class Sample:
 class RunResult:
     samples: list[Sample] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    # Scheduled requests never sent because the server was already too far behind.
+    shed: int = 0
     started: float = 0.0
     finished: float = 0.0
 
@@ -92,6 +94,7 @@ async def _drive(
     seconds: float,
     concurrency: int,
     client: str,
+    max_lag: float,
 ) -> RunResult:
     from urllib.parse import urlsplit
 
@@ -119,6 +122,9 @@ async def _drive(
                 if job is None:
                     return
                 index, scheduled = job
+                if rate and time.perf_counter() - scheduled > max_lag:
+                    result.shed += 1
+                    continue
                 if not rate and time.perf_counter() - result.started >= seconds:
                     return
                 if index >= len(bodies):
@@ -172,10 +178,25 @@ def drive(
     seconds: float,
     concurrency: int = 64,
     client: str = "raw",
+    max_lag: float = 5.0,
 ) -> RunResult:
-    """``rate=None`` is a closed loop: every connection sends its next request at once."""
+    """``rate=None`` is a closed loop: every connection sends its next request at once.
+
+    In an open loop, a request that could not even be sent ``max_lag`` seconds after its
+    slot is shed (counted, not sent), so an overloaded server ends the run in bounded time.
+    """
     return asyncio.run(
-        _drive(base_url, path, make_body, headers, rate=rate, seconds=seconds, concurrency=concurrency, client=client)
+        _drive(
+            base_url,
+            path,
+            make_body,
+            headers,
+            rate=rate,
+            seconds=seconds,
+            concurrency=concurrency,
+            client=client,
+            max_lag=max_lag,
+        )
     )
 
 

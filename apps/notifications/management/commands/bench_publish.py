@@ -130,17 +130,23 @@ class Command(BaseCommand):
     def _start_workers(self, concurrency: int) -> subprocess.Popen:
         log = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-publish-worker-{os.getpid()}.log"  # noqa: S108
         command = [
-            sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "warning", "-c", str(concurrency),
+            sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "info", "-c", str(concurrency),
             "-Q", "high,normal,bulk,default", "-n", f"bench{os.getpid()}@%h", "--without-gossip", "--without-mingle",
         ]  # fmt: skip
         process = subprocess.Popen(
             command, cwd=BASE_DIR, env=self._env(), stdout=log.open("w"), stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip
-        time.sleep(4)
-        if process.poll() is not None:
-            raise CommandError(f"the worker exited: {log.read_text()[-2000:]}")
-        return process
+        # Measuring starts once the worker consumes: a cold start is not accept→sent latency.
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise CommandError(f"the worker exited: {log.read_text()[-2000:]}")
+            if " ready." in log.read_text():
+                return process
+            time.sleep(0.3)
+        self._stop(process)
+        raise CommandError("the worker was not ready within 120 s")
 
     @staticmethod
     def _stop(process: subprocess.Popen | None) -> None:
@@ -173,6 +179,7 @@ class Command(BaseCommand):
             f"(incl. client queueing p99 {figures['q99']:6.1f} ms)"
             + (f"  other statuses {others}" if others else "")
             + (f"  errors {len(result.errors)}" if result.errors else "")
+            + (f"  shed (server >5 s behind) {result.shed}" if result.shed else "")
         )
         return figures
 
