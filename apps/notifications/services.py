@@ -56,8 +56,11 @@ def send_at_check(send_at: datetime | None, *, now: datetime | None = None) -> d
     return send_at if send_at > now else None
 
 
-def recipients_parse(*, project: Project, to: list[Any], channels: list[str], field: str = "to") -> list[dict]:
-    """Normalised, de-duplicated recipients; every external id must name a subscriber."""
+def recipients_parse(
+    *, project: Project, to: list[Any], channels: list[str], field: str = "to", check_subscribers: bool = True
+) -> list[dict]:
+    """Normalised, de-duplicated recipients; every external id must name a subscriber
+    (checked here, or by the caller's own statement when ``check_subscribers`` is off)."""
     recipients: list[dict[str, str]] = []
     seen: set[tuple[str, str]] = set()
     positions: dict[str, int] = {}
@@ -74,6 +77,13 @@ def recipients_parse(*, project: Project, to: list[Any], channels: list[str], fi
         recipients.append(recipient)
         if kind == "subscriber":
             positions.setdefault(value, index)
+    if positions and check_subscribers:
+        subscribers_check(project=project, positions=positions, field=field)
+    return recipients
+
+
+def subscribers_check(*, project: Project, positions: dict[str, int], field: str = "to") -> None:
+    """Raise naming the first external id (by its position in ``field``) with no subscriber."""
     if positions:
         known = set(
             Subscriber.objects.for_project(project)
@@ -87,7 +97,6 @@ def recipients_parse(*, project: Project, to: list[Any], channels: list[str], fi
                 code="unknown_subscriber",
                 field=f"{field}[{positions[missing[0]]}]",
             )
-    return recipients
 
 
 def notification_publish(
@@ -102,7 +111,7 @@ def notification_publish(
 ) -> Notification:
     data = data or {}
     resolved = template_for_channels(project=project, template=template, channels=channels)
-    recipients = recipients_parse(project=project, to=to, channels=channels)
+    recipients = recipients_parse(project=project, to=to, channels=channels, check_subscribers=False)
     send_at = send_at_check(send_at)
     if resolved.strict:
         strict_check(resolved, channels=channels, data=data)
@@ -118,20 +127,39 @@ def notification_publish(
         data=data,
         send_at=send_at,
     )
-    notification_store(notification)
+    external_ids = [r["subscriber"] for r in recipients if "subscriber" in r]
+    if not notification_store(notification, external_ids=external_ids):
+        # Nothing was stored: say which external id is unknown (the check runs again, so a
+        # subscriber created in between simply lets the second attempt through).
+        subscribers_check(project=project, positions={e: _position(to, e) for e in external_ids})
+        if not notification_store(notification, external_ids=external_ids):
+            raise ApplicationError("A subscriber was erased while publishing; retry.", code="unknown_subscriber")
     return notification
+
+
+def _position(to: list[Any], external_id: str) -> int:
+    for index, item in enumerate(to):
+        if item == external_id or (isinstance(item, dict) and item.get("subscriber") == external_id):
+            return index
+    return 0
 
 
 # The intent and its outbox event in ONE statement: a single statement is its own
 # transaction, so the pair is atomic with one round trip instead of four (BEGIN, two
-# INSERTs, COMMIT) and without two ORM saves on the hottest path of the API.
+# INSERTs, COMMIT) and without two ORM saves on the hottest path of the API. The same
+# statement checks that every external id names a live subscriber (unique per project,
+# so the count is exact) and stores nothing otherwise.
 _STORE_SQL = """
-WITH n AS (
+WITH known AS (
+    SELECT count(*) = %(expected)s AS ok FROM subscribers_subscriber
+    WHERE project_id = %(project)s AND external_id = ANY(%(external_ids)s::text[]) AND erased_at IS NULL
+), n AS (
     INSERT INTO notifications_notification (
         project_id, template_key, template_version_id, template_number, channels, recipients, priority,
         data, send_at, state, routing, created_at, routed_at)
-    VALUES (%(project)s, %(key)s, %(version)s, %(number)s, %(channels)s::jsonb, %(recipients)s::jsonb,
-        %(priority)s, %(data)s::jsonb, %(send_at)s, 'accepted', '{}'::jsonb, %(now)s, NULL)
+    SELECT %(project)s, %(key)s, %(version)s, %(number)s, %(channels)s::jsonb, %(recipients)s::jsonb,
+        %(priority)s, %(data)s::jsonb, %(send_at)s, 'accepted', '{}'::jsonb, %(now)s, NULL
+    FROM known WHERE known.ok
     RETURNING id
 )
 INSERT INTO notifications_outboxevent (project_id, notification_id, lane, created_at, relayed_at, relay_attempts,
@@ -141,10 +169,16 @@ RETURNING notification_id
 """
 
 
-def notification_store(notification: Notification) -> Notification:
-    """Store ``notification`` with its outbox event atomically and wake the router on commit."""
+def notification_store(notification: Notification, *, external_ids: list[str] | None = None) -> bool:
+    """Store ``notification`` with its outbox event atomically and wake the router on commit.
+
+    False (and nothing stored) when an external id in ``external_ids`` names no subscriber.
+    """
+    external_ids = list(dict.fromkeys(external_ids or []))
     notification.created_at = timezone.now()
     params = {
+        "expected": len(external_ids),
+        "external_ids": external_ids,
         "project": notification.project_id,
         "key": notification.template_key,
         "version": notification.template_version_id,
@@ -160,8 +194,11 @@ def notification_store(notification: Notification) -> Notification:
         # In autocommit the statement commits by itself; inside a caller's atomic block it
         # joins that transaction, and on_commit waits for it either way.
         cursor.execute(_STORE_SQL, params)
-        (notification.pk,) = cursor.fetchone()
+        row = cursor.fetchone()
+    if row is None:
+        return False
+    notification.pk = row[0]
     notification._state.adding = False
     project_id, lane = notification.project_id, notification.priority
     transaction.on_commit(lambda: relay_wake(project_id=project_id, lane=lane))
-    return notification
+    return True
