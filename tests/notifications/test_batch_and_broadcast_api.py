@@ -112,6 +112,8 @@ def test_broadcast_to_a_tag_fans_out_on_the_bulk_lane(secret_client: Any, projec
     assert all(d.context == {"name": "you"} for d in deliveries)
     assert Broadcast.objects.get(pk=broadcast_id).enqueued == {"email": 2}
     assert broadcast_enqueue(project=project, broadcast_id=broadcast_id) == 0
+    state = secret_client.get(f"/api/v1/broadcasts/{broadcast_id}").json()
+    assert state["state"] == "enqueued" and state["enqueued"] == {"email": 2}
 
 
 def test_broadcast_to_a_segment_and_to_a_list(secret_client: Any, project: Any, welcome: Any) -> None:
@@ -139,6 +141,16 @@ def test_broadcast_to_another_projects_segment_is_404_and_stores_nothing(
     )
     assert response.status_code == 404
     assert Broadcast.objects.count() == 0
+
+
+def test_another_projects_broadcast_is_404(
+    secret_client: Any, other_secret_client: Any, project: Any, welcome: Any
+) -> None:
+    _audience(project)
+    broadcast_id = secret_client.post(
+        "/api/v1/broadcasts", {"template": "welcome", "channels": ["email"], "tag": "beta"}, format="json"
+    ).json()["id"]
+    assert other_secret_client.get(f"/api/v1/broadcasts/{broadcast_id}").status_code == 404
 
 
 def test_broadcast_needs_exactly_one_audience(secret_client: Any, welcome: Any) -> None:

@@ -6,11 +6,13 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.errors import NotFound
 from apps.governance import scopes
 from apps.governance.api.base import ProjectAPIView
 from apps.notifications.api.serializers import BroadcastInput, EmailBatchInput, PushBatchInput
 from apps.notifications.broadcasts import broadcast_create
 from apps.notifications.messages import messages_send_batch
+from apps.notifications.models import Broadcast
 
 
 class _BatchView(ProjectAPIView):
@@ -75,3 +77,29 @@ class BroadcastView(ProjectAPIView):
         serializer.is_valid(raise_exception=True)
         broadcast = broadcast_create(project=self.project, **serializer.validated_data)
         return Response({"id": broadcast.pk, "state": broadcast.state, "audience": broadcast.audience_kind}, status=202)
+
+
+class BroadcastDetailView(ProjectAPIView):
+    required_scope = scopes.READ
+
+    @extend_schema(operation_id="broadcast_get", responses={200: OpenApiResponse(description="Fan-out state.")})
+    def get(self, request: Request, broadcast_id: str) -> Response:
+        broadcast = (
+            Broadcast.objects.for_project(self.project).filter(pk=broadcast_id).first()
+            if broadcast_id.isdigit()
+            else None
+        )
+        if broadcast is None:
+            raise NotFound(f"There is no broadcast {broadcast_id} in this project.")
+        return Response(
+            {
+                "id": broadcast.pk,
+                "template": f"{broadcast.template_key}@{broadcast.template_number}",
+                "channels": broadcast.channels,
+                "audience": {"kind": broadcast.audience_kind, "ref": broadcast.audience_ref},
+                "state": broadcast.state,
+                "enqueued": broadcast.enqueued,
+                "send_at": broadcast.send_at.isoformat() if broadcast.send_at else None,
+                "created_at": broadcast.created_at.isoformat(),
+            }
+        )

@@ -13,6 +13,7 @@ urlpatterns: list[Any] = [
     path("messages/email/batch", batch_views.EmailBatchView.as_view(), name="api-messages-email-batch"),
     path("messages/push/batch", batch_views.PushBatchView.as_view(), name="api-messages-push-batch"),
     path("broadcasts", batch_views.BroadcastView.as_view(), name="api-broadcasts"),
+    path("broadcasts/<str:broadcast_id>", batch_views.BroadcastDetailView.as_view(), name="api-broadcast"),
 ]
 
 if getattr(settings, "TIDINGS_BENCH_ENDPOINTS", False):
