@@ -133,3 +133,22 @@ def test_transient_errors_retry_with_backoff_then_dead_letter_and_permanent_ones
     assert gaps[0] >= 0.2 and gaps[1] >= 0.4  # base·2^n (+ jitter) between tries
     dead = Delivery.objects.get(pk=transient[0])
     assert "exhausted 3 attempts" in dead.last_error and dead.payload_snapshot["content"] == {"text": "x"}
+
+
+def test_scheduled_send_stays_in_postgres_and_leaves_when_due_without_beat(project, celery_worker):
+    from datetime import timedelta
+
+    make_connector(project, delivered_rate=0)
+    due = timezone.now() + timedelta(seconds=3)
+    (pk,) = deliveries_enqueue(
+        project=project,
+        requests=[
+            DeliveryRequest(
+                "email", "later@example.com", "normal", "later", "test", "s", content={"text": "t"}, due_at=due
+            )
+        ],
+    )
+    time.sleep(1.5)
+    assert Delivery.objects.get(pk=pk).state == "scheduled"
+    wait_for(lambda: count([pk], "sent"), timeout=15, message=celery_worker.log()[-2000:])
+    assert Delivery.objects.get(pk=pk).sent_at >= due
