@@ -199,6 +199,7 @@ class ImportJob(ProjectScopedModel):
     rows_failed = models.IntegerField(default=0)
     # Highest physical line committed so far (chunks may commit out of order).
     lines_committed = models.IntegerField(default=0)
+    attempts = models.PositiveSmallIntegerField(default=0)
     errors = models.JSONField(default=list, blank=True, help_text="[{line, message}], capped.")
     error = models.TextField(blank=True, default="", help_text="Why the whole file failed, if it did.")
     created_at = models.DateTimeField(auto_now_add=True)

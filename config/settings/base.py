@@ -30,6 +30,7 @@ INSTALLED_APPS = [
     "django.contrib.sitemaps",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_celery_beat",
     "guardian",
     "anymail",
@@ -202,9 +203,10 @@ WHITENOISE_USE_FINDERS = True
 
 # --- API ------------------------------------------------------------------------------
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["apps.governance.authentication.ApiKeyAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["apps.governance.permissions.HasScope"],
-    "DEFAULT_THROTTLE_CLASSES": ["apps.governance.throttling.ApiKeyRateThrottle"],
+    # Tidings' API views get key authentication, scopes and throttling from
+    # ProjectAPIView; these defaults only cover third-party DRF views (Wagtail admin).
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -222,6 +224,11 @@ SPECTACULAR_SETTINGS = {
         "securitySchemes": {"ApiKey": {"type": "http", "scheme": "bearer", "description": "pk_, sk_ or rk_ key"}}
     },
     "SECURITY": [{"ApiKey": []}],
+    "PREPROCESSING_HOOKS": ["apps.governance.schema.only_public_api"],
+    "SERVE_AUTHENTICATION": [],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Request bodies: one limit for ordinary API calls; uploads declare their own.
@@ -291,3 +298,4 @@ if DATABASE_URL and env_bool("DB_POOL", False):
         "max_size": env_int("DB_POOL_MAX", 8),
         "timeout": 10,
     }
+CELERY_BEAT_SCHEDULE["subscribers-imports-sweep"] = {"task": "subscribers.imports_sweep", "schedule": 60.0}

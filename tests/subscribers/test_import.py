@@ -67,6 +67,7 @@ def test_csv_import_lands_good_rows_and_reports_bad_ones_by_line(secret_client: 
     assert set(TagEvent.objects.filter(source="import").values_list("tag_name", flat=True)) == {"vip", "beta"}
     assert not Subscriber.objects.filter(external_id__in=["u2", "u3", "u4", "u5", "u6"]).exists()
     assert not import_running(project)
+    assert not default_storage.exists(ImportJob.objects.get(pk=job_id).file_name)
 
 
 def test_ndjson_raw_body_import_and_segments_follow(secret_client: Any, project: Any) -> None:
@@ -208,3 +209,32 @@ def test_import_falls_back_to_upsert_when_identify_wins_a_race(monkeypatch: Any)
     assert r2.email == "mine@example.com"
     assert subscriber_tag_names(project, [r2.pk]) == {r2.pk: {"b"}}
     assert Subscriber.objects.for_project(project).count() == 2
+
+
+def test_body_without_length_is_cut_off_at_the_limit_and_leaves_nothing(project: Any, settings: Any) -> None:
+    import io
+
+    from apps.core.errors import ApplicationError
+    from apps.subscribers.services import import_create
+
+    folder = f"imports/{project.pk}"
+
+    def stored() -> set[str]:
+        return set(default_storage.listdir(folder)[1]) if default_storage.exists(folder) else set()
+
+    before = stored()
+    settings.TIDINGS_UPLOAD_MAX_BODY_BYTES = 1000
+    stream = io.BytesIO(b"external_id\n" + b"someone\n" * 1000)
+    with pytest.raises(ApplicationError) as exc:
+        import_create(project=project, stream=stream, file_name="big.csv", content_type="text/csv")
+    assert (exc.value.status, exc.value.code) == (413, "payload_too_large")
+    assert not ImportJob.objects.exists()
+    assert stored() == before
+
+
+def test_an_import_that_keeps_crashing_is_given_up(secret_client: Any, project: Any) -> None:
+    job_id = _upload(secret_client, b"external_id\nx\n").json()["id"]
+    ImportJob.objects.filter(pk=job_id).update(status="running", attempts=3)
+    job = import_run(project_id=project.pk, job_id=job_id)
+    assert job.status == "failed" and "giving up" in job.error
+    assert not Subscriber.objects.filter(project=project).exists()

@@ -14,6 +14,7 @@ import threading
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import IO
 
 from django.conf import settings
@@ -38,6 +39,8 @@ from apps.subscribers.models import ImportJob
 from apps.subscribers.services.import_load import chunk_write, tags_ensure
 
 CHUNK_ROWS = 50_000
+MAX_ATTEMPTS = 3
+IMPORT_LOCK_NAMESPACE = 0x7153  # pg advisory lock key space for import runs
 MAX_STORED_ERRORS = 1000
 CONTENT_TYPES = {
     "text/csv": ImportJob.Format.CSV,
@@ -85,7 +88,12 @@ def import_create(*, project: Project, stream: IO[bytes], file_name: str, conten
     fmt = import_format(content_type, file_name)
     name = f"imports/{project.pk}/{uuid.uuid4().hex}.{fmt}"
     reader = _LimitedReader(stream, int(settings.TIDINGS_UPLOAD_MAX_BODY_BYTES))
-    stored = default_storage.save(name, File(reader, name=name))
+    try:
+        stored = default_storage.save(name, File(reader, name=name))
+    except ApplicationError:
+        if default_storage.exists(name):
+            default_storage.delete(name)  # the part written before the limit was hit
+        raise
     try:
         with default_storage.open(stored, "rb") as fh:
             sniff(fh.read(SNIFF_BYTES), fmt)
@@ -107,19 +115,40 @@ def _enqueue(job: ImportJob) -> None:
 
 
 def import_run(*, project_id: int, job_id: int) -> ImportJob:
+    """Run one import to the end, unless another task is already running it.
+
+    A session advisory lock marks the run: it dies with the connection, so after a
+    worker crash the sweeper's re-enqueued task can take over at once.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [IMPORT_LOCK_NAMESPACE, job_id])
+        if not cursor.fetchone()[0]:
+            return ImportJob.objects.get(project_id=project_id, pk=job_id)
+    try:
+        return _import_run(project_id=project_id, job_id=job_id)
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s, %s)", [IMPORT_LOCK_NAMESPACE, job_id])
+
+
+def _import_run(*, project_id: int, job_id: int) -> ImportJob:
     with transaction.atomic():
         job = ImportJob.objects.select_for_update().get(project_id=project_id, pk=job_id)
         if job.is_finished:
             return job
         if job.status == ImportJob.Status.RUNNING:
-            # A re-delivered task (the worker died): every statement is an upsert, so
-            # start over and count afresh.
+            # The previous run died (we hold the lock, so it is not running): every
+            # statement is an upsert, so start over and count afresh.
             job.rows_done = job.rows_imported = job.rows_failed = job.lines_committed = 0
             job.errors = []
             job.save(update_fields=["rows_done", "rows_imported", "rows_failed", "lines_committed", "errors"])
+        if job.attempts >= MAX_ATTEMPTS:
+            # A file that crashes the loader every time must not be retried for ever.
+            return _finish(job, failed=f"The import stopped unexpectedly {job.attempts} times; giving up.")
+        job.attempts += 1
         job.status = ImportJob.Status.RUNNING
         job.started_at = job.started_at or timezone.now()
-        job.save(update_fields=["status", "started_at"])
+        job.save(update_fields=["status", "started_at", "attempts"])
     try:
         if job.rows_total is None:
             with default_storage.open(job.file_name, "rb") as fh:
@@ -139,11 +168,30 @@ def import_run(*, project_id: int, job_id: int) -> ImportJob:
     return _finish(job)
 
 
+def imports_sweep(*, older_than: timedelta = timedelta(minutes=1)) -> int:
+    """Re-enqueue unfinished imports: a lost Celery message or a crashed worker must not
+    leave a job pending or running for ever. A run still in progress ignores the extra
+    task (it holds the job's advisory lock)."""
+    cutoff = timezone.now() - older_than
+    jobs = ImportJob.objects.filter(
+        status__in=[ImportJob.Status.PENDING, ImportJob.Status.RUNNING], created_at__lte=cutoff
+    ).only("pk", "project_id")
+    count = 0
+    for job in jobs:
+        _enqueue(job)
+        count += 1
+    return count
+
+
 def _finish(job: ImportJob, failed: str = "") -> ImportJob:
     job.status = ImportJob.Status.FAILED if failed else ImportJob.Status.SUCCEEDED
     job.error = failed
     job.finished_at = timezone.now()
     job.save(update_fields=["status", "error", "finished_at"])
+    # The file holds personal data and everything useful from it is now in the
+    # database (or in the job's errors): do not keep a second copy.
+    if default_storage.exists(job.file_name):
+        default_storage.delete(job.file_name)
     return job
 
 

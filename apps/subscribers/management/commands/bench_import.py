@@ -85,6 +85,7 @@ class Command(BaseCommand):
         org, _ = Organization.objects.get_or_create(slug="bench", defaults={"name": "Bench"})
         stamp = time.strftime("%Y%m%d%H%M%S")
         project = Project.objects.create(organization=org, name=f"Import bench {stamp}", slug=f"import-bench-{stamp}")
+        load_before = os.getloadavg()[0]
         started = time.monotonic()
         with path.open("rb") as fh:
             job = import_create(project=project, stream=fh, file_name=path.name, content_type="text/csv")
@@ -115,3 +116,6 @@ class Command(BaseCommand):
         if job.started_at and job.finished_at:
             work = (job.finished_at - job.started_at).total_seconds()
             self.stdout.write(f"worker time {work:.1f}s ({job.rows_imported / work:,.0f} rows/s)")
+        # The machine may be shared: the figures mean little without its load.
+        cores = os.cpu_count() or 1
+        self.stdout.write(f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after ({cores} cores)")
