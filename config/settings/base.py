@@ -229,6 +229,15 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Shared choice sets get one stable component name wherever a field uses them.
+    "ENUM_NAME_OVERRIDES": {
+        "ChannelEnum": "apps.subscribers.models.Channel",
+        "DevicePlatformEnum": "apps.subscribers.models.Device.Platform",
+        "ImportJobStatusEnum": "apps.subscribers.models.ImportJob.Status",
+        "ImportJobFormatEnum": "apps.subscribers.models.ImportJob.Format",
+        "TagEventActionEnum": "apps.subscribers.models.TagEvent.Action",
+        "TagEventSourceEnum": "apps.subscribers.models.TagEvent.Source",
+    },
 }
 
 # Request bodies: one limit for ordinary API calls; uploads declare their own.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -12,7 +12,7 @@ from apps.core.errors import ApplicationError
 from apps.governance.scopes import READ, SUBSCRIBERS_WRITE
 from apps.subscribers import selectors
 from apps.subscribers.api import serializers as s
-from apps.subscribers.api.base import SubscribersAPIView
+from apps.subscribers.api.base import SubscribersAPIView, problems
 from apps.subscribers.services import import_create
 
 
@@ -28,12 +28,29 @@ class ImportCreateView(SubscribersAPIView):
 
     @extend_schema(
         operation_id="subscribers_import",
+        tags=["imports"],
+        summary="Upload a CSV or NDJSON file of subscribers (secret key); imported in the background",
+        description=(
+            "Send the file as the multipart field `file`, or as the raw body typed text/csv or "
+            "application/x-ndjson (then `?filename=` names it). Answers 202 with the job; poll "
+            "the Location."
+        ),
         request={
+            "multipart/form-data": s.ImportUploadIn,
             "text/csv": OpenApiTypes.BINARY,
             "application/x-ndjson": OpenApiTypes.BINARY,
-            "multipart/form-data": OpenApiTypes.OBJECT,
         },
-        responses=OpenApiTypes.OBJECT,
+        parameters=[
+            OpenApiParameter("filename", str, description="File name to record for a raw (non-multipart) body."),
+            OpenApiParameter(
+                "Location",
+                str,
+                OpenApiParameter.HEADER,
+                response=[202],
+                description="URL of the import job, e.g. /api/v1/imports/42.",
+            ),
+        ],
+        responses={202: s.ImportJobOut, **problems(403, 413, 415, 422)},
     )
     def post(self, request: Request) -> Response:
         django_request = request._request
@@ -59,6 +76,11 @@ class ImportCreateView(SubscribersAPIView):
 class ImportDetailView(SubscribersAPIView):
     required_scope = READ
 
-    @extend_schema(operation_id="import_get", responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        operation_id="import_get",
+        tags=["imports"],
+        summary="An import job's progress and rejected rows",
+        responses={200: s.ImportJobOut, **problems(403, 404)},
+    )
     def get(self, request: Request, job_id: int) -> Response:
         return Response(s.import_out(selectors.import_get(self.project, job_id)))

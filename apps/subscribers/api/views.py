@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -14,7 +13,7 @@ from rest_framework.response import Response
 from apps.governance.scopes import DEVICES_WRITE, READ, SUBSCRIBERS_WRITE, TAGS_WRITE
 from apps.subscribers import selectors
 from apps.subscribers.api import serializers as s
-from apps.subscribers.api.base import SubscribersAPIView, decode_cursor, page
+from apps.subscribers.api.base import SubscribersAPIView, decode_cursor, page, problems
 from apps.subscribers.services import (
     device_delete,
     device_register,
@@ -23,6 +22,11 @@ from apps.subscribers.services import (
     subscriber_tags_change,
     subscriber_update,
 )
+
+EXTERNAL_ID = OpenApiParameter(
+    "external_id", str, OpenApiParameter.PATH, description="The subscriber's external id (your user id)."
+)
+TOKEN = OpenApiParameter("token", str, OpenApiParameter.PATH, description="The device's push token.")
 
 
 def valid(serializer_class: type, data: Any) -> dict[str, Any]:
@@ -34,7 +38,14 @@ def valid(serializer_class: type, data: Any) -> dict[str, Any]:
 class IdentifyView(SubscribersAPIView):
     required_scope = SUBSCRIBERS_WRITE
 
-    @extend_schema(operation_id="subscribers_identify", request=s.IdentifyIn, responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        operation_id="subscribers_identify",
+        tags=["subscribers"],
+        summary="Create or update a subscriber by external_id and/or anonymous_id",
+        description="Sending both ids merges the anonymous profile into the identified one.",
+        request=s.IdentifyIn,
+        responses={200: s.SubscriberTaggedOut, **problems(403, 422)},
+    )
     def post(self, request: Request) -> Response:
         data = valid(s.IdentifyIn, request.data)
         subscriber = subscriber_identify(
@@ -54,7 +65,13 @@ class IdentifyView(SubscribersAPIView):
 class SubscriberListView(SubscribersAPIView):
     required_scope = READ
 
-    @extend_schema(operation_id="subscribers_list", parameters=[s.ListQuery], responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        operation_id="subscribers_list",
+        tags=["subscribers"],
+        summary="List subscribers, newest id first, one cursor page at a time",
+        parameters=[s.ListQuery],
+        responses={200: s.SubscriberPageOut, **problems(403, 422)},
+    )
     def get(self, request: Request) -> Response:
         q = valid(s.ListQuery, request.query_params)
         qs = selectors.subscriber_list(
@@ -77,7 +94,13 @@ class SubscriberDetailView(SubscribersAPIView):
     required_scopes = {"GET": READ, "PATCH": SUBSCRIBERS_WRITE, "DELETE": SUBSCRIBERS_WRITE}
     secret_methods = frozenset({"PATCH", "DELETE"})
 
-    @extend_schema(operation_id="subscriber_get", responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        operation_id="subscriber_get",
+        tags=["subscribers"],
+        summary="One subscriber with tags, devices, segments and preferences",
+        parameters=[EXTERNAL_ID],
+        responses={200: s.SubscriberDetailOut, **problems(403, 404)},
+    )
     def get(self, request: Request, external_id: str) -> Response:
         subscriber = selectors.subscriber_get(self.project, external_id)
         body = s.subscriber_out(
@@ -92,14 +115,27 @@ class SubscriberDetailView(SubscribersAPIView):
         ]
         return Response(body)
 
-    @extend_schema(operation_id="subscriber_update", request=s.SubscriberPatchIn, responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        operation_id="subscriber_update",
+        tags=["subscribers"],
+        summary="Change a subscriber's profile and channel preferences (secret key)",
+        parameters=[EXTERNAL_ID],
+        request=s.SubscriberPatchIn,
+        responses={200: s.SubscriberDetailOut, **problems(403, 404, 422)},
+    )
     def patch(self, request: Request, external_id: str) -> Response:
         data = valid(s.SubscriberPatchIn, request.data)
         subscriber = selectors.subscriber_get(self.project, external_id)
         subscriber = subscriber_update(project=self.project, subscriber=subscriber, **data)
         return self.get(request, external_id)
 
-    @extend_schema(operation_id="subscriber_erase", responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        operation_id="subscriber_erase",
+        tags=["subscribers"],
+        summary="Erase a subscriber and everything held about them (secret key)",
+        parameters=[EXTERNAL_ID],
+        responses={204: None, **problems(403, 404)},
+    )
     def delete(self, request: Request, external_id: str) -> Response:
         subscriber = selectors.subscriber_get(self.project, external_id)
         subscriber_erase(project=self.project, subscriber=subscriber)
@@ -109,7 +145,13 @@ class SubscriberDetailView(SubscribersAPIView):
 class SubscriberExportView(SubscribersAPIView):
     required_scope = READ
 
-    @extend_schema(operation_id="subscriber_export", responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        operation_id="subscriber_export",
+        tags=["subscribers"],
+        summary="Everything held about one subscriber (privacy export)",
+        parameters=[EXTERNAL_ID],
+        responses={200: s.SubscriberExportOut, **problems(403, 404)},
+    )
     def get(self, request: Request, external_id: str) -> Response:
         subscriber = selectors.subscriber_get(self.project, external_id)
         return Response(selectors.subscriber_export(self.project, subscriber))
@@ -118,7 +160,14 @@ class SubscriberExportView(SubscribersAPIView):
 class SubscriberTagsView(SubscribersAPIView):
     required_scope = TAGS_WRITE
 
-    @extend_schema(operation_id="subscriber_tags_change", request=s.TagsIn, responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        operation_id="subscriber_tags_change",
+        tags=["subscribers"],
+        summary="Add and remove tags; answers the tags and segments after the change",
+        parameters=[EXTERNAL_ID],
+        request=s.TagsIn,
+        responses={200: s.TagsOut, **problems(403, 404, 422)},
+    )
     def post(self, request: Request, external_id: str) -> Response:
         data = valid(s.TagsIn, request.data)
         subscriber = selectors.subscriber_get(self.project, external_id)
@@ -132,7 +181,13 @@ class SubscriberTagsView(SubscribersAPIView):
 class DeviceListView(SubscribersAPIView):
     required_scope = DEVICES_WRITE
 
-    @extend_schema(operation_id="device_register", request=s.DeviceIn, responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        operation_id="device_register",
+        tags=["devices"],
+        summary="Register (or move) a push token to a subscriber, creating the subscriber if new",
+        request=s.DeviceIn,
+        responses={201: s.DeviceRegisteredOut, **problems(403, 422)},
+    )
     def post(self, request: Request) -> Response:
         data = valid(s.DeviceIn, request.data)
         with transaction.atomic():
@@ -150,7 +205,13 @@ class DeviceListView(SubscribersAPIView):
 class DeviceDetailView(SubscribersAPIView):
     required_scope = DEVICES_WRITE
 
-    @extend_schema(operation_id="device_delete", responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        operation_id="device_delete",
+        tags=["devices"],
+        summary="Forget a push token",
+        parameters=[TOKEN],
+        responses={204: None, **problems(403, 404)},
+    )
     def delete(self, request: Request, token: str) -> Response:
         device_delete(project=self.project, token=token)
         return Response(status=status.HTTP_204_NO_CONTENT)
