@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.errors import NotFound
 from apps.delivery.api.output import deliveries_with_history, delivery_dict
+from apps.delivery.api.schema import DeadLetterPageOut, ReplayOut, SubscriberMessagesOut, problems
 from apps.delivery.api.serializers import DeadLetterListInput, DeadLetterReplayInput
 from apps.delivery.models import Delivery
 from apps.governance import scopes
@@ -23,7 +24,7 @@ class DeadLetterListView(ProjectAPIView):
     @extend_schema(
         operation_id="dead_letters_list",
         parameters=[DeadLetterListInput],
-        responses={200: OpenApiResponse(description="Dead letters, newest first.")},
+        responses={200: OpenApiResponse(DeadLetterPageOut, description="Dead letters, newest first."), **problems(422)},
     )
     def get(self, request: Request) -> Response:
         params = DeadLetterListInput(data=request.query_params)
@@ -50,7 +51,10 @@ class DeadLetterReplayView(ProjectAPIView):
     @extend_schema(
         operation_id="dead_letters_replay",
         request=DeadLetterReplayInput,
-        responses={202: OpenApiResponse(description="The ids put back in their lanes.")},
+        responses={
+            202: OpenApiResponse(ReplayOut, description="The ids put back in their lanes."),
+            **problems(404, 409, 422),
+        },
     )
     def post(self, request: Request) -> Response:
         serializer = DeadLetterReplayInput(data=request.data)
@@ -69,7 +73,14 @@ class SubscriberMessagesView(ProjectAPIView):
 
     @extend_schema(
         operation_id="subscriber_messages",
-        responses={200: OpenApiResponse(description="Every delivery to this subscriber, newest first.")},
+        parameters=[
+            OpenApiParameter("limit", int, description="At most 200; default 50."),
+            OpenApiParameter("before", int, description="Cursor: deliveries with a lower id."),
+        ],
+        responses={
+            200: OpenApiResponse(SubscriberMessagesOut, description="Every delivery to this subscriber, newest first."),
+            **problems(404),
+        },
     )
     def get(self, request: Request, external_id: str) -> Response:
         subscriber = subscriber_for_history(self.project, external_id)

@@ -7,8 +7,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.errors import NotFound
+from apps.delivery.api.schema import problems
 from apps.governance import scopes
 from apps.governance.api.base import ProjectAPIView
+from apps.notifications.api.schema import BatchAcceptedOut, BroadcastAcceptedOut, BroadcastOut
 from apps.notifications.api.serializers import BroadcastInput, EmailBatchInput, PushBatchInput
 from apps.notifications.broadcasts import broadcast_create
 from apps.notifications.messages import messages_send_batch
@@ -45,7 +47,10 @@ class EmailBatchView(_BatchView):
     @extend_schema(
         operation_id="messages_email_batch",
         request=EmailBatchInput,
-        responses={202: OpenApiResponse(description="One delivery per message.")},
+        responses={
+            202: OpenApiResponse(BatchAcceptedOut, description="One delivery per message."),
+            **problems(413, 422),
+        },
     )
     def post(self, request: Request) -> Response:
         return super().post(request)
@@ -58,7 +63,10 @@ class PushBatchView(_BatchView):
     @extend_schema(
         operation_id="messages_push_batch",
         request=PushBatchInput,
-        responses={202: OpenApiResponse(description="One delivery per device.")},
+        responses={
+            202: OpenApiResponse(BatchAcceptedOut, description="One delivery per device."),
+            **problems(413, 422),
+        },
     )
     def post(self, request: Request) -> Response:
         return super().post(request)
@@ -70,7 +78,10 @@ class BroadcastView(ProjectAPIView):
     @extend_schema(
         operation_id="broadcast_create",
         request=BroadcastInput,
-        responses={202: OpenApiResponse(description="Stored; the fan-out runs on the bulk lane.")},
+        responses={
+            202: OpenApiResponse(BroadcastAcceptedOut, description="Stored; the fan-out runs on the bulk lane."),
+            **problems(404, 422),
+        },
     )
     def post(self, request: Request) -> Response:
         serializer = BroadcastInput(data=request.data)
@@ -82,7 +93,10 @@ class BroadcastView(ProjectAPIView):
 class BroadcastDetailView(ProjectAPIView):
     required_scope = scopes.READ
 
-    @extend_schema(operation_id="broadcast_get", responses={200: OpenApiResponse(description="Fan-out state.")})
+    @extend_schema(
+        operation_id="broadcast_get",
+        responses={200: OpenApiResponse(BroadcastOut, description="Fan-out state."), **problems(404)},
+    )
     def get(self, request: Request, broadcast_id: str) -> Response:
         broadcast = (
             Broadcast.objects.for_project(self.project).filter(pk=broadcast_id).first()

@@ -9,8 +9,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.delivery.api.output import deliveries_with_history
+from apps.delivery.api.schema import problems
 from apps.governance import scopes
 from apps.governance.api.base import ProjectAPIView
+from apps.notifications.api.schema import NotificationOut, PublishAcceptedOut
 from apps.notifications.api.serializers import NotificationPublishInput
 from apps.notifications.models import Notification
 from apps.notifications.selectors import notification_deliveries, notification_get
@@ -39,7 +41,10 @@ class NotificationCollectionView(ProjectAPIView):
     @extend_schema(
         operation_id="notification_publish",
         request=NotificationPublishInput,
-        responses={202: OpenApiResponse(description="Stored with its outbox event; deliveries follow.")},
+        responses={
+            202: OpenApiResponse(PublishAcceptedOut, description="Stored with its outbox event; deliveries follow."),
+            **problems(413, 422),
+        },
     )
     def post(self, request: Request) -> Response:
         serializer = NotificationPublishInput(data=request.data)
@@ -55,7 +60,10 @@ class NotificationCollectionView(ProjectAPIView):
 class NotificationDetailView(ProjectAPIView):
     required_scope = scopes.READ
 
-    @extend_schema(operation_id="notification_get", responses={200: OpenApiResponse(description="The whole story.")})
+    @extend_schema(
+        operation_id="notification_get",
+        responses={200: OpenApiResponse(NotificationOut, description="The whole story."), **problems(404)},
+    )
     def get(self, request: Request, notification_id: str) -> Response:
         notification = notification_get(self.project, notification_id)
         body = notification_dict(notification)
