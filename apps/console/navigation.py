@@ -20,5 +20,9 @@ NAVIGATION += [
     NavItem("Subscribers", "subscribers_console:list", "subscribers"),
     NavItem("Segments", "subscribers_console:segments", "segments"),
     NavItem("Imports", "subscribers_console:imports", "imports"),
+    NavItem("Notifications", "notifications_console:explorer", "notifications"),
+    NavItem("Dead letters", "delivery_console:dead_letters", "dead_letters"),
+    NavItem("Templates", "delivery_console:templates", "templates"),
+    NavItem("Layouts", "delivery_console:layouts", "layouts"),
 ]
 NAVIGATION.append(NavItem("Connectors", "connectors_console:list", "connectors"))

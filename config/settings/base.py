@@ -279,6 +279,13 @@ TIDINGS_IDEMPOTENCY_PROJECT_RESOLVER = "apps.governance.authentication.project_i
 TIDINGS_WORKER_QUEUES = ["default", "high", "normal", "bulk", "journeys", "campaigns"]
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 CELERY_BEAT_SCHEDULE["subscribers-imports-sweep"] = {"task": "subscribers.imports_sweep", "schedule": 60.0}
+# --- Notifications (publish API) -----------------------------------------------------
+# How long "template key" (latest version) stays cached per process; "key@N" is immutable.
+TIDINGS_TEMPLATE_CACHE_SECONDS = env_int("TIDINGS_TEMPLATE_CACHE_SECONDS", 5)
+# Benchmark-only URL (a bare DRF two-row insert) used by `manage.py bench_publish`.
+TIDINGS_BENCH_ENDPOINTS = env_bool("TIDINGS_BENCH_ENDPOINTS", False)
+CELERY_BEAT_SCHEDULE["notifications-relay-sweep"] = {"task": "notifications.relay_sweep", "schedule": 15.0}
+CELERY_BEAT_SCHEDULE["notifications-broadcast-sweep"] = {"task": "notifications.broadcast_sweep", "schedule": 60.0}
 
 # --- Delivery dispatcher ----------------------------------------------------------------
 TIDINGS_DISPATCH_BATCH_SIZE = env_int("TIDINGS_DISPATCH_BATCH_SIZE", 500)
@@ -302,3 +309,15 @@ CELERY_BEAT_SCHEDULE["delivery-sweep"] = {"task": "delivery.sweep", "schedule": 
 TIDINGS_PUBLIC_URL = env_str("TIDINGS_PUBLIC_URL", "")
 # Outgoing and chat webhooks refuse private / loopback / link-local targets unless set.
 TIDINGS_WEBHOOK_ALLOW_PRIVATE = env_bool("TIDINGS_WEBHOOK_ALLOW_PRIVATE", False)
+# Under ASGI every request runs in a thread of its own, so persistent connections pile up
+# (one per dead thread) until Postgres refuses more. DB_POOL=1 gives the web process a
+# psycopg pool instead (Django requires CONN_MAX_AGE=0 with it).
+if DATABASE_URL and env_bool("DB_POOL", False):
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": env_int("DB_POOL_MIN", 2),
+        "max_size": env_int("DB_POOL_MAX", 8),
+        "timeout": 10,
+    }
+CELERY_BEAT_SCHEDULE["subscribers-imports-sweep"] = {"task": "subscribers.imports_sweep", "schedule": 60.0}

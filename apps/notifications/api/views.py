@@ -1,0 +1,71 @@
+"""The publish API: thin views over the notifications services and selectors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from apps.delivery.api.output import deliveries_with_history
+from apps.delivery.api.schema import problems
+from apps.governance import scopes
+from apps.governance.api.base import ProjectAPIView
+from apps.notifications.api.schema import NotificationOut, PublishAcceptedOut
+from apps.notifications.api.serializers import NotificationPublishInput
+from apps.notifications.models import Notification
+from apps.notifications.selectors import notification_deliveries, notification_get
+from apps.notifications.services import notification_publish
+
+
+def notification_dict(notification: Notification) -> dict[str, Any]:
+    return {
+        "id": notification.pk,
+        "template": f"{notification.template_key}@{notification.template_number}",
+        "channels": notification.channels,
+        "to": notification.recipients,
+        "priority": notification.priority,
+        "data": notification.data,
+        "send_at": notification.send_at.isoformat() if notification.send_at else None,
+        "state": notification.state,
+        "routing": notification.routing,
+        "created_at": notification.created_at.isoformat(),
+        "routed_at": notification.routed_at.isoformat() if notification.routed_at else None,
+    }
+
+
+class NotificationCollectionView(ProjectAPIView):
+    required_scope = scopes.NOTIFICATIONS_PUBLISH
+
+    @extend_schema(
+        operation_id="notification_publish",
+        request=NotificationPublishInput,
+        responses={
+            202: OpenApiResponse(PublishAcceptedOut, description="Stored with its outbox event; deliveries follow."),
+            **problems(413, 422),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        serializer = NotificationPublishInput(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        notification = notification_publish(project=self.project, **serializer.validated_data)
+        return Response(
+            {"id": notification.pk, "state": notification.state},
+            status=202,
+            headers={"Location": f"/api/v1/notifications/{notification.pk}"},
+        )
+
+
+class NotificationDetailView(ProjectAPIView):
+    required_scope = scopes.READ
+
+    @extend_schema(
+        operation_id="notification_get",
+        responses={200: OpenApiResponse(NotificationOut, description="The whole story."), **problems(404)},
+    )
+    def get(self, request: Request, notification_id: str) -> Response:
+        notification = notification_get(self.project, notification_id)
+        body = notification_dict(notification)
+        body["deliveries"] = deliveries_with_history(notification_deliveries(self.project, notification))
+        return Response(body)

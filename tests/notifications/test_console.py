@@ -1,0 +1,137 @@
+"""Console pages: explorer, delivery page, dead letters, template and layout editors."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from apps.delivery.models import Delivery, Layout, Template
+from apps.notifications.router import outbox_relay
+from apps.notifications.services import notification_publish
+from tests.factories import MembershipFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def console(project: Any) -> Client:
+    user = MembershipFactory(organization=project.organization, role="owner").user
+    client = Client()
+    assert client.login(username=user.username, password="correct-horse-battery")
+    return client
+
+
+def test_layout_editor_refuses_active_content_naming_what_it_found(console: Client, project: Any) -> None:
+    html = '<html><body onload="x()"><script>steal()</script>{{ content }}<a href="javascript:go()">x</a></body></html>'
+    response = console.post("/console/delivery/layouts/new/", {"name": "shell", "html": html})
+
+    assert response.status_code == 400
+    text = response.content.decode()
+    assert "&lt;script&gt; element" in text
+    assert "inline event handler onload=" in text
+    assert "javascript: URL in href=" in text
+    assert Layout.objects.count() == 0
+
+
+def test_layout_editor_saves_a_clean_layout(console: Client, project: Any) -> None:
+    response = console.post("/console/delivery/layouts/new/", {"name": "shell", "html": "<div>{{ content }}</div>"})
+    assert response.status_code == 302
+    assert Layout.objects.get().name == "shell"
+
+
+def test_template_editor_creates_publishes_and_previews(console: Client, project: Any) -> None:
+    response = console.post("/console/delivery/templates/", {"key": "promo", "name": "Promo", "channel": "email"})
+    assert response.status_code == 302
+    template = Template.objects.get(key="promo")
+    content = {"email": {"subject": "Hi {{ name }}", "text": "x", "html": "<b>{{ name }}</b>"}}
+    url = f"/console/delivery/templates/{template.pk}/"
+    assert console.post(url, {"content": json.dumps(content)}).status_code == 302
+    version = template.versions.get()
+    assert version.published_at is None
+    console.post(f"{url}versions/1/publish/")
+    version.refresh_from_db()
+    assert version.published_at is not None
+
+    preview = console.post(f"{url}preview/", {"content": json.dumps(content), "data": '{"name": "<Ada>"}'})
+    assert preview.status_code == 200
+    rendered = preview.json()["rendered"]
+    assert rendered["subject"] == "Hi <Ada>"
+    assert rendered["html"] == "<b>&lt;Ada&gt;</b>"
+
+    strict = console.post(f"{url}preview/", {"content": json.dumps(content), "data": "{}", "strict": "on"})
+    assert strict.status_code == 422
+    assert "'name'" in strict.json()["error"]
+
+
+def test_template_editor_shows_bad_content_as_a_form_error(console: Client, project: Any, welcome: Any) -> None:
+    response = console.post(
+        f"/console/delivery/templates/{welcome.template_id}/", {"content": '{"email": {"subject": "{{ oops"}}'}
+    )
+    assert response.status_code == 400
+    assert welcome.template.versions.count() == 1
+
+
+def test_explorer_filters_and_delivery_page_shows_the_message(
+    console: Client, project: Any, welcome: Any, ada: Any
+) -> None:
+    notification = notification_publish(
+        project=project, template="welcome", to=["ada"], channels=["email"], data={"name": "Ada"}
+    )
+    notification_publish(project=project, template="welcome", to=[{"email": "x@example.com"}], channels=["email"])
+    outbox_relay(project=project)
+
+    page = console.get("/console/notifications/", {"subscriber": "ada"}).content.decode()
+    assert f'data-notification-id="{notification.pk}"' in page
+    assert page.count("data-notification-id=") == 1
+    assert (
+        console.get("/console/notifications/", {"state": "failed"}).content.decode().count("data-notification-id=") == 0
+    )
+    assert (
+        console.get("/console/notifications/", {"state": "queued", "channel": "email"})
+        .content.decode()
+        .count("data-notification-id=")
+        == 2
+    )
+
+    delivery = Delivery.objects.get(destination="ada@example.com")
+    detail = console.get(f"/console/delivery/deliveries/{delivery.pk}/").content.decode()
+    assert "Hello Ada" in detail
+    assert "welcome@1" in detail
+    timeline = console.get("/console/delivery/subscribers/ada/messages/").content.decode()
+    assert f'data-delivery-id="{delivery.pk}"' in timeline
+
+
+def test_another_projects_delivery_page_is_404(console: Client, other_project: Any, welcome: Any) -> None:
+    from tests.notifications.conftest import make_template
+
+    make_template(other_project)
+    notification_publish(project=other_project, template="welcome", to=[{"email": "x@example.com"}], channels=["email"])
+    outbox_relay(project=other_project)
+    delivery = Delivery.objects.get()
+    assert console.get(f"/console/delivery/deliveries/{delivery.pk}/").status_code == 404
+
+
+def test_dead_letter_page_replays_selected(console: Client, project: Any, welcome: Any, ada: Any) -> None:
+    notification_publish(project=project, template="welcome", to=["ada"], channels=["email", "sms"])
+    outbox_relay(project=project)
+    Delivery.objects.update(state="failed", last_error="permanent: invalid address")
+    dead = Delivery.objects.first()
+
+    page = console.get("/console/delivery/dead-letters/").content.decode()
+    assert "permanent: invalid address" in page
+    response = console.post("/console/delivery/dead-letters/replay/", {"ids": [dead.pk]})
+    assert response.status_code == 302
+    assert Delivery.objects.get(pk=dead.pk).state == "queued"
+    assert Delivery.objects.filter(state="failed").count() == 1
+
+
+def test_subscriber_page_timeline_lists_their_messages(console: Client, project: Any, welcome: Any, ada: Any) -> None:
+    notification_publish(project=project, template="welcome", to=["ada"], channels=["email", "sms"])
+    outbox_relay(project=project)
+    page = console.get(f"/console/subscribers/{ada.pk}/").content.decode()
+    for delivery in Delivery.objects.all():
+        assert f'data-delivery-id="{delivery.pk}"' in page
+    assert "welcome@1" in page
