@@ -256,3 +256,10 @@ TIDINGS_IDEMPOTENCY_PROJECT_RESOLVER = "apps.governance.authentication.project_i
 # run never delays a one-time code.
 TIDINGS_WORKER_QUEUES = ["default", "high", "normal", "bulk", "journeys", "campaigns"]
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+
+# --- Workflows (journeys) ---------------------------------------------------------------
+CELERY_BEAT_SCHEDULE["workflows-sweep"] = {"task": "workflows.sweep", "schedule": 60.0}
+WORKFLOWS_BATCH_SIZE = env_int("WORKFLOWS_BATCH_SIZE", 500)
+WORKFLOWS_RUNNERS = env_int("WORKFLOWS_RUNNERS", 2)
+WORKFLOWS_CLAIM_SECONDS = env_int("WORKFLOWS_CLAIM_SECONDS", 300)
+WORKFLOWS_SEND_RECHECK_SECONDS = env_int("WORKFLOWS_SEND_RECHECK_SECONDS", 60)
