@@ -86,13 +86,13 @@ def steps_claim(limit: int | None = None) -> tuple[uuid.UUID, list[int]]:
             """
             WITH due AS (
                 SELECT id FROM workflows_step
-                WHERE state IN ('pending', 'waiting') AND due_at <= now()
+                WHERE state IN ('pending', 'waiting') AND due_at <= clock_timestamp()
                 ORDER BY due_at
                 LIMIT %s
                 FOR UPDATE SKIP LOCKED
             )
             UPDATE workflows_step s
-            SET state = 'running', claim_token = %s, claimed_until = now() + make_interval(secs => %s),
+            SET state = 'running', claim_token = %s, claimed_until = clock_timestamp() + make_interval(secs => %s),
                 attempts = s.attempts + 1
             FROM due WHERE s.id = due.id
             RETURNING s.id
@@ -340,7 +340,7 @@ def steps_release_expired(max_attempts: int = 5) -> int:
                 outcome = CASE WHEN attempts >= %s THEN 'too_many_attempts' ELSE outcome END,
                 finished_at = CASE WHEN attempts >= %s THEN now() ELSE finished_at END,
                 due_at = LEAST(due_at, now()), claim_token = NULL, claimed_until = NULL
-            WHERE state = 'running' AND claimed_until < now()
+            WHERE state = 'running' AND claimed_until < clock_timestamp()
             RETURNING journey_id, execution_id, state
             """,
             [max_attempts, max_attempts, max_attempts],

@@ -46,14 +46,15 @@ def steps_cancel_open(journey_ids: list[int], now: datetime) -> int:
             UPDATE workflows_step SET state = 'cancelled', outcome = 'journey_closed', finished_at = %s,
                    claim_token = NULL, claimed_until = NULL
             WHERE journey_id = ANY(%s) AND state IN ('pending', 'waiting', 'running')
-            RETURNING id, project_id, waited
+            RETURNING id, project_id, waited AND detail ? 'deliveries'
             """,
             [now, journey_ids],
         )
         rows = cursor.fetchall()
     waiting_by_project: dict[int, list[str]] = defaultdict(list)
-    for step_id, project_id, waited in rows:
-        if waited:
+    for step_id, project_id, awaiting_deliveries in rows:
+        # Only send steps that are waiting on deliveries have messages to call back.
+        if awaiting_deliveries:
             waiting_by_project[project_id].append(str(step_id))
     if waiting_by_project:
         from apps.delivery.services import deliveries_cancel
