@@ -66,7 +66,8 @@ def execution_node_counts(project: Project, execution: Execution) -> dict[str, d
     )
     for row in rows:
         counts[row["node_id"]][STEP_BUCKETS[row["state"]]] += row["n"]
-    return dict(counts)
+    # Every node of the version appears, untouched ones with zeros, in graph order.
+    return {n["id"]: counts[n["id"]] for n in execution.version.graph.get("nodes", [])}
 
 
 def execution_journey_counts(project: Project, execution: Execution) -> dict[str, int]:
