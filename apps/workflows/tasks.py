@@ -6,6 +6,7 @@ and the sweep re-wakes anything due, unclaimed or abandoned.
 
 from __future__ import annotations
 
+import logging
 import time
 
 from celery import shared_task
@@ -17,18 +18,45 @@ from apps.workflows import engine, rollup
 from apps.workflows.models import Execution
 from apps.workflows.services import execution_expand_chunk
 
+log = logging.getLogger(__name__)
+
 QUEUE = "journeys"
+# Set when runners are queued, cleared when one starts: a burst of commits (every delivery
+# batch wakes its steps) queues runners once instead of once per commit, and a commit
+# after a runner started always queues a fresh one, so no due step is left unattended.
+WAKE_FLAG = "tidings:workflows:wake"
+WAKE_FLAG_TTL_SECONDS = 30
 # A task gives the worker back after this long and re-queues itself if work remains.
 TIME_BUDGET_SECONDS = 20.0
 
 
 def wake_runners(count: int | None = None) -> None:
-    for _ in range(count or int(getattr(settings, "WORKFLOWS_RUNNERS", 2))):
-        run_steps.delay()
+    from apps.delivery.redis_client import get_redis
+
+    try:
+        fresh = bool(get_redis().set(WAKE_FLAG, 1, nx=True, ex=WAKE_FLAG_TTL_SECONDS))
+    except Exception:
+        log.warning("wake flag unavailable; waking runners unconditionally", exc_info=True)
+        fresh = True
+    if fresh:
+        for _ in range(count or int(getattr(settings, "WORKFLOWS_RUNNERS", 2))):
+            run_steps.delay()
+
+
+def _clear_wake_flag() -> None:
+    from apps.delivery.redis_client import get_redis
+
+    try:
+        get_redis().delete(WAKE_FLAG)
+    except Exception:
+        log.warning("could not clear the wake flag", exc_info=True)
 
 
 @shared_task(name="workflows.run_steps", queue=QUEUE, ignore_result=True)
 def run_steps() -> int:
+    _clear_wake_flag()
+    # Claims of a runner that died are released here too, not only by the minute sweep.
+    engine.steps_release_expired()
     started = time.monotonic()
     total = 0
     while True:
