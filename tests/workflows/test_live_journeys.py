@@ -53,7 +53,7 @@ def test_email_and_push_journey_runs_end_to_end(project, celery_worker):
 def test_finally_failed_email_still_moves_the_journey_on(project, celery_worker):
     live.connectors(project, email={"permanent_rate": 1.0})
     live.templates(project)
-    (person,) = live.people(project, 1)
+    live.people(project, 1)
     version = publish(project, "bounce", live.send_graph())
     execution = execution_start(project=project, workflow=version.workflow, audience={"everyone": True})
     wait_for(lambda: finished(execution), timeout=60, message=f"execution stuck:\n{celery_worker.log()[-3000:]}")
