@@ -106,15 +106,19 @@ def steps_run_batch(limit: int | None = None) -> int:
     """Claim and run one batch; answers how many steps were claimed."""
     token, ids = steps_claim(limit)
     if ids:
-        steps_run_claimed(token, ids)
+        executions = steps_run_claimed(token, ids)
+        # Checked again after commit: two runners finishing an execution's last journeys
+        # concurrently each see the other's still open inside their own transaction.
+        rollup.executions_refresh(executions, timezone.now())
     return len(ids)
 
 
 @transaction.atomic
-def steps_run_claimed(token: uuid.UUID, ids: list[int]) -> None:
+def steps_run_claimed(token: uuid.UUID, ids: list[int]) -> set[int]:
+    """Run claimed steps; answers the executions they belong to."""
     now = timezone.now()
     rows = list(
-        Step.objects.select_for_update()
+        Step.objects.select_for_update(of=("self",))
         .filter(pk__in=ids, claim_token=token, state=Step.State.RUNNING)
         .values_list(
             "id",
@@ -132,7 +136,7 @@ def steps_run_claimed(token: uuid.UUID, ids: list[int]) -> None:
         .order_by("id")
     )
     if not rows:
-        return
+        return set()
     claimed = [
         Work(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], resumed=r[9], new=False, detail=dict(r[10] or {}))
         for r in rows
@@ -177,7 +181,9 @@ def steps_run_claimed(token: uuid.UUID, ids: list[int]) -> None:
     _write(done, token, now)
     rollup.journeys_end(ended, now)
     rollup.journeys_refresh({w.journey_id for w in done}, now)
-    rollup.executions_refresh({w.execution_id for w in done}, now)
+    executions = {w.execution_id for w in done}
+    rollup.executions_refresh(executions, now)
+    return executions
 
 
 def _context(project_id: int, claimed: list[Work], now: datetime) -> BatchContext:

@@ -78,11 +78,15 @@ def journeys_refresh(journey_ids: Iterable[int], now: datetime) -> None:
                 finished_at = CASE WHEN agg.live + agg.waiting = 0 THEN %s ELSE NULL END,
                 current_node = agg.last_node
             FROM (
-                SELECT journey_id,
-                       count(*) FILTER (WHERE state IN ('pending', 'running')) AS live,
-                       count(*) FILTER (WHERE state = 'waiting') AS waiting,
-                       (array_agg(node_id ORDER BY id DESC))[1] AS last_node
-                FROM workflows_step WHERE journey_id = ANY(%s) GROUP BY journey_id
+                -- Per journey through the index, whatever the planner believes about table sizes.
+                SELECT jid AS journey_id, s.live, s.waiting, s.last_node
+                FROM unnest(%s::bigint[]) AS jid
+                CROSS JOIN LATERAL (
+                    SELECT count(*) FILTER (WHERE state IN ('pending', 'running')) AS live,
+                           count(*) FILTER (WHERE state = 'waiting') AS waiting,
+                           (array_agg(node_id ORDER BY id DESC))[1] AS last_node
+                    FROM workflows_step WHERE journey_id = jid
+                ) s
             ) agg
             WHERE j.id = agg.journey_id AND j.state IN ('active', 'waiting')
             """,

@@ -221,12 +221,13 @@ def execution_expand_chunk(*, project: Project, execution_id: int) -> bool:
             execution.state = Execution.State.RUNNING
             execution.expanded_at = now
         execution.save(update_fields=["entered", "skipped", "expansion_cursor", "state", "expanded_at"])
-        if not more:
-            rollup.executions_refresh([execution.pk], now)
         if entered:
             from apps.workflows.tasks import wake_runners
 
             transaction.on_commit(wake_runners)
+    if not more:
+        # After commit, so journeys that runners finished meanwhile are all visible.
+        rollup.executions_refresh([execution.pk], timezone.now())
     return more
 
 
