@@ -43,7 +43,7 @@ MAX_CHAIN = 32
 
 
 def batch_size() -> int:
-    return int(getattr(settings, "WORKFLOWS_BATCH_SIZE", 500))
+    return int(getattr(settings, "WORKFLOWS_BATCH_SIZE", 1000))
 
 
 def claim_seconds() -> int:

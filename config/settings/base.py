@@ -259,7 +259,7 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 
 # --- Workflows (journeys) ---------------------------------------------------------------
 CELERY_BEAT_SCHEDULE["workflows-sweep"] = {"task": "workflows.sweep", "schedule": 60.0}
-WORKFLOWS_BATCH_SIZE = env_int("WORKFLOWS_BATCH_SIZE", 500)
+WORKFLOWS_BATCH_SIZE = env_int("WORKFLOWS_BATCH_SIZE", 1000)
 WORKFLOWS_RUNNERS = env_int("WORKFLOWS_RUNNERS", 2)
 WORKFLOWS_CLAIM_SECONDS = env_int("WORKFLOWS_CLAIM_SECONDS", 300)
 WORKFLOWS_SEND_RECHECK_SECONDS = env_int("WORKFLOWS_SEND_RECHECK_SECONDS", 60)

@@ -35,8 +35,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--subscribers", type=int, default=100_000)
         parser.add_argument("--waits", type=int, default=None, help="due waits to resume (default: --subscribers)")
-        parser.add_argument("--workers", type=int, default=1, help="worker processes to start")
-        parser.add_argument("--concurrency", type=int, default=3, help="pool size per worker process")
+        parser.add_argument("--concurrency", type=int, default=2, help="pool size of each worker process")
         parser.add_argument("--no-workers", action="store_true", help="use workers already running")
         parser.add_argument("--timeout", type=int, default=900)
         parser.add_argument("--skip-journey", action="store_true")
@@ -47,7 +46,13 @@ class Command(BaseCommand):
         call_command("migrate", verbosity=0, interactive=False)
         workers: list[subprocess.Popen] = []
         if not options["no_workers"]:
-            workers = [_start_worker(options["concurrency"], n) for n in range(options["workers"])]
+            # Journeys and delivery lanes get their own processes so neither starves the other.
+            journeys = ["journeys"]
+            others = [q for q in settings.TIDINGS_WORKER_QUEUES if q not in journeys]
+            workers = [
+                _start_worker(options["concurrency"], 0, journeys),
+                _start_worker(options["concurrency"], 1, others),
+            ]
         try:
             if not options["skip_journey"]:
                 self._journey(options["subscribers"], options["timeout"])
@@ -155,8 +160,8 @@ def _ensure_database() -> None:
             conn.execute(f'CREATE DATABASE "{db["NAME"]}"')
 
 
-def _start_worker(concurrency: int, index: int) -> subprocess.Popen:
-    queues = ",".join(settings.TIDINGS_WORKER_QUEUES)
+def _start_worker(concurrency: int, index: int, queue_names: list[str]) -> subprocess.Popen:
+    queues = ",".join(queue_names)
     log_dir = Path(os.environ.get("TMPDIR") or Path.home())
     log = (log_dir / f"bench-journeys-worker-{index}.log").open("w")
     process = subprocess.Popen(
