@@ -74,11 +74,17 @@ def journeys_refresh(journey_ids: Iterable[int], now: datetime) -> None:
         cursor.execute(
             """
             UPDATE workflows_journey j
-            SET state = CASE WHEN agg.live > 0 THEN 'active' WHEN agg.waiting > 0 THEN 'waiting' ELSE 'completed' END,
-                finished_at = CASE WHEN agg.live + agg.waiting = 0 THEN %s ELSE NULL END,
-                current_node = agg.last_node
+            SET state = CASE WHEN j.state NOT IN ('active', 'waiting') THEN j.state
+                             WHEN agg.live > 0 THEN 'active' WHEN agg.waiting > 0 THEN 'waiting'
+                             ELSE 'completed' END,
+                finished_at = CASE WHEN j.state NOT IN ('active', 'waiting') THEN j.finished_at
+                                   WHEN agg.live + agg.waiting = 0 THEN %s ELSE NULL END,
+                current_node = CASE WHEN j.state NOT IN ('active', 'waiting') THEN j.current_node
+                                    ELSE agg.last_node END
             FROM (
-                -- Per journey through the index, whatever the planner believes about table sizes.
+                -- Driven by the ids, through the step index per journey. No state filter in
+                -- the WHERE: while journeys pour in, stale statistics make a state index look
+                -- empty, and a plan built on it scans every open journey per id.
                 SELECT jid AS journey_id, s.live, s.waiting, s.last_node
                 FROM unnest(%s::bigint[]) AS jid
                 CROSS JOIN LATERAL (
@@ -88,7 +94,7 @@ def journeys_refresh(journey_ids: Iterable[int], now: datetime) -> None:
                     FROM workflows_step WHERE journey_id = jid
                 ) s
             ) agg
-            WHERE j.id = agg.journey_id AND j.state IN ('active', 'waiting')
+            WHERE j.id = agg.journey_id
             """,
             [now, ids],
         )
