@@ -97,7 +97,8 @@ class Journey(ProjectScopedModel):
 
     OPEN_STATES = (State.ACTIVE, State.WAITING)
 
-    execution = models.ForeignKey(Execution, on_delete=models.CASCADE, related_name="journeys")
+    # Indexed through (execution, state) below; a second single-column index only slows inserts.
+    execution = models.ForeignKey(Execution, on_delete=models.CASCADE, related_name="journeys", db_index=False)
     workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="journeys")
     subscriber = models.ForeignKey("subscribers.Subscriber", on_delete=models.CASCADE, related_name="journeys")
     state = models.CharField(max_length=16, choices=State.choices, default=State.ACTIVE)
@@ -138,11 +139,22 @@ class Step(ProjectScopedModel):
 
     OPEN_STATES = (State.PENDING, State.WAITING, State.RUNNING)
 
-    journey = models.ForeignKey(Journey, on_delete=models.CASCADE, related_name="steps")
+    # Steps are the hottest insert path: every index costs on each of them, so the journey and
+    # execution foreign keys are indexed only through the composite indexes below.
+    journey = models.ForeignKey(Journey, on_delete=models.CASCADE, related_name="steps", db_index=False)
     # Denormalised so counts per node and batch loading need no join.
-    execution = models.ForeignKey(Execution, on_delete=models.CASCADE, related_name="steps")
+    execution = models.ForeignKey(Execution, on_delete=models.CASCADE, related_name="steps", db_index=False)
     subscriber = models.ForeignKey("subscribers.Subscriber", on_delete=models.CASCADE, related_name="+")
-    previous = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # The path taken, for display; steps only ever go away with their journey.
+    previous = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
+    )
     node_id = models.CharField(max_length=64)
     node_type = models.CharField(max_length=32)
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
