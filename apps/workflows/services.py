@@ -137,9 +137,9 @@ def execution_start(
         unknown_external_ids=unknown,
         started_by=started_by[:128],
     )
-    from apps.workflows.tasks import expand_execution
+    from apps.workflows.tasks import QUEUE, expand_execution
 
-    transaction.on_commit(lambda: expand_execution.delay(project.pk, execution.pk))
+    transaction.on_commit(lambda: expand_execution.apply_async((project.pk, execution.pk), queue=QUEUE))
     return execution
 
 

@@ -40,7 +40,7 @@ def wake_runners(count: int | None = None) -> None:
         fresh = True
     if fresh:
         for _ in range(count or int(getattr(settings, "WORKFLOWS_RUNNERS", 2))):
-            run_steps.delay()
+            run_steps.apply_async(queue=QUEUE)
 
 
 def _clear_wake_flag() -> None:
@@ -52,7 +52,7 @@ def _clear_wake_flag() -> None:
         log.warning("could not clear the wake flag", exc_info=True)
 
 
-@shared_task(name="workflows.run_steps", queue=QUEUE, ignore_result=True)
+@shared_task(name="workflows.run_steps", ignore_result=True)
 def run_steps() -> int:
     _clear_wake_flag()
     # Claims of a runner that died are released here too, not only by the minute sweep.
@@ -65,21 +65,21 @@ def run_steps() -> int:
         if claimed < engine.batch_size():
             return total
         if time.monotonic() - started > TIME_BUDGET_SECONDS:
-            run_steps.delay()
+            run_steps.apply_async(queue=QUEUE)
             return total
 
 
-@shared_task(name="workflows.expand_execution", queue=QUEUE, ignore_result=True)
+@shared_task(name="workflows.expand_execution", ignore_result=True)
 def expand_execution(project_id: int, execution_id: int) -> None:
     project = Project.objects.get(pk=project_id)
     started = time.monotonic()
     while execution_expand_chunk(project=project, execution_id=execution_id):
         if time.monotonic() - started > TIME_BUDGET_SECONDS:
-            expand_execution.delay(project_id, execution_id)
+            expand_execution.apply_async((project_id, execution_id), queue=QUEUE)
             return
 
 
-@shared_task(name="workflows.sweep", queue=QUEUE, ignore_result=True)
+@shared_task(name="workflows.sweep", ignore_result=True)
 def sweep() -> None:
     """Every minute: release dead claims, resume due waits, finish stuck expansions."""
     engine.steps_release_expired()
@@ -87,7 +87,7 @@ def sweep() -> None:
     for project_id, execution_id in Execution.objects.filter(
         state__in=[Execution.State.PENDING, Execution.State.EXPANDING], created_at__lt=stale
     ).values_list("project_id", "pk"):
-        expand_execution.delay(project_id, execution_id)
+        expand_execution.apply_async((project_id, execution_id), queue=QUEUE)
     running = Execution.objects.filter(state=Execution.State.RUNNING).values_list("pk", flat=True)
     rollup.executions_refresh(list(running), timezone.now())
     if engine.due_step_count():

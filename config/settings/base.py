@@ -258,7 +258,11 @@ TIDINGS_WORKER_QUEUES = ["default", "high", "normal", "bulk", "journeys", "campa
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 
 # --- Workflows (journeys) ---------------------------------------------------------------
-CELERY_BEAT_SCHEDULE["workflows-sweep"] = {"task": "workflows.sweep", "schedule": 60.0}
+CELERY_BEAT_SCHEDULE["workflows-sweep"] = {
+    "task": "workflows.sweep",
+    "schedule": 60.0,
+    "options": {"queue": "journeys"},
+}
 WORKFLOWS_BATCH_SIZE = env_int("WORKFLOWS_BATCH_SIZE", 1000)
 WORKFLOWS_RUNNERS = env_int("WORKFLOWS_RUNNERS", 2)
 WORKFLOWS_CLAIM_SECONDS = env_int("WORKFLOWS_CLAIM_SECONDS", 300)

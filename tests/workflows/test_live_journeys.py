@@ -26,7 +26,7 @@ def test_email_and_push_journey_runs_end_to_end(project, celery_worker):
     (no_device,) = live.people(project, 1, devices=0, prefix="nd")
     version = publish(project, "welcome", live.send_graph())
     execution = execution_start(project=project, workflow=version.workflow, audience={"everyone": True})
-    wait_for(lambda: finished(execution), timeout=60, message=f"execution stuck:\n{celery_worker.log()[-3000:]}")
+    wait_for(lambda: finished(execution), timeout=180, message=f"execution stuck:\n{celery_worker.log()[-3000:]}")
 
     assert set(Journey.objects.filter(execution=execution).values_list("state", flat=True)) == {"completed"}
     for person in full:
@@ -56,7 +56,7 @@ def test_finally_failed_email_still_moves_the_journey_on(project, celery_worker)
     live.people(project, 1)
     version = publish(project, "bounce", live.send_graph())
     execution = execution_start(project=project, workflow=version.workflow, audience={"everyone": True})
-    wait_for(lambda: finished(execution), timeout=60, message=f"execution stuck:\n{celery_worker.log()[-3000:]}")
+    wait_for(lambda: finished(execution), timeout=180, message=f"execution stuck:\n{celery_worker.log()[-3000:]}")
     mail = Step.objects.get(execution=execution, node_id="mail")
     assert (mail.state, mail.outcome) == ("failed", "delivery_failed")
     assert Step.objects.get(execution=execution, node_id="push").state == "done"
@@ -83,7 +83,7 @@ def test_worker_killed_mid_batch_leaves_nobody_stuck_or_advanced_twice(project, 
             Step.objects.filter(execution=execution, state="running").exists()
             and Step.objects.filter(execution=execution, node_id="end").exists()
         ),
-        timeout=60,
+        timeout=120,
         interval=0.02,
         message="the runner never got going",
     )
@@ -96,12 +96,12 @@ def test_worker_killed_mid_batch_leaves_nobody_stuck_or_advanced_twice(project, 
     from apps.workflows.tasks import expand_execution, wake_runners
 
     # The sweep (beat) would do this every minute; the test does not wait for it.
-    expand_execution.delay(project.pk, execution.pk)
+    expand_execution.apply_async((project.pk, execution.pk), queue="journeys")
     import time
 
     time.sleep(3.5)
     wake_runners()
-    wait_for(lambda: finished(execution), timeout=120, message=f"execution stuck:\n{survivor.log()[-3000:]}")
+    wait_for(lambda: finished(execution), timeout=240, message=f"execution stuck:\n{survivor.log()[-3000:]}")
 
     assert Journey.objects.filter(execution=execution).count() == count
     assert set(Journey.objects.filter(execution=execution).values_list("state", flat=True)) == {"completed"}
