@@ -53,3 +53,22 @@ def wake_on_commit(lanes: Iterable[str]) -> None:
 
 def clear_flag(lane: str) -> None:
     get_redis().delete(_flag(lane))
+
+
+SWEEP_TASK = "delivery.sweep"
+# Scheduled sends due sooner than this get a delayed sweep of their own; later ones are
+# released by beat's sweeper, which runs every few seconds.
+SCHEDULE_HORIZON_SECONDS = 60.0
+
+
+def release_at_on_commit(delay_seconds: float) -> None:
+    """Ask for a sweep when a scheduled send comes due, so it leaves on time without beat."""
+    if delay_seconds > SCHEDULE_HORIZON_SECONDS:
+        return
+
+    def send() -> None:
+        from config.celery import app
+
+        app.send_task(SWEEP_TASK, countdown=max(delay_seconds, 0.0) + 0.05)
+
+    transaction.on_commit(send)

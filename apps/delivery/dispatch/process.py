@@ -112,7 +112,7 @@ def _classify(row: Claimed, content: dict[str, Any], result: SendResult, latency
         "attempted": True,
         "outcome": str(result.outcome),
         "code": result.code[:64],
-        "message": result.message[:2000],
+        "message": result.message[:2000].replace("\x00", ""),  # Postgres text holds no NUL
         "latency_ms": latency_ms,
         "throttled": result.throttled,
     }

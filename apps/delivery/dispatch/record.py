@@ -16,29 +16,41 @@ from apps.delivery.services.common import events_write, origins_notify
 
 FINAL_STATES = {"sent", "failed", "suppressed", "opted_out"}
 
+# Batches travel as one JSON document (jsonb_to_recordset) and id lists as one array
+# literal: binding thousands of array elements one by one costs more than the update.
 UPDATE_DELIVERIES = """
 UPDATE delivery_delivery d SET
     state = v.state, state_reason = v.reason, attempts = v.attempts, attempt_budget = v.budget,
     due_at = COALESCE(v.due_at, d.due_at), provider_reference = COALESCE(NULLIF(v.ref, ''), d.provider_reference),
     last_error = CASE WHEN v.error = '' THEN d.last_error ELSE v.error END,
-    payload_snapshot = COALESCE(v.snapshot::jsonb, d.payload_snapshot),
+    payload_snapshot = COALESCE(v.snapshot, d.payload_snapshot),
     sent_at = CASE WHEN v.state = 'sent' THEN %(now)s ELSE d.sent_at END,
     claimed_until = NULL, claim_token = NULL, updated_at = %(now)s
-FROM unnest(%(id)s::bigint[], %(state)s::text[], %(reason)s::text[], %(attempts)s::int[], %(budget)s::int[],
-            %(due_at)s::timestamptz[], %(ref)s::text[], %(error)s::text[], %(snapshot)s::text[])
-    AS v(id, state, reason, attempts, budget, due_at, ref, error, snapshot)
-WHERE d.id = v.id AND d.state = 'claimed' AND d.claim_token = %(token)s
-RETURNING d.id
+FROM jsonb_to_recordset(%(rows)s::jsonb) AS v(id bigint, state text, reason text, attempts int, budget int,
+    due_at timestamptz, ref text, error text, snapshot jsonb)
+WHERE d.id = v.id AND d.id = ANY(%(ids)s::bigint[])
+"""
+
+# Which rows are still ours, locked until the results are in. Checked apart from the
+# updates so those join on ids alone: a filter on state or outcome there lets a planner
+# working from stale statistics pick a nested loop that rescans the whole batch per row.
+STILL_CLAIMED = """
+SELECT id FROM delivery_delivery WHERE id = ANY(%(ids)s::bigint[]) AND claim_token = %(token)s AND state = 'claimed'
+FOR UPDATE
 """
 
 UPDATE_ATTEMPTS = """
 UPDATE delivery_attempt a SET
     finished_at = %(now)s, outcome = v.outcome, provider_code = v.code, provider_message = v.message,
     latency_ms = v.latency
-FROM unnest(%(id)s::bigint[], %(number)s::int[], %(outcome)s::text[], %(code)s::text[], %(message)s::text[],
-            %(latency)s::int[]) AS v(id, number, outcome, code, message, latency)
-WHERE a.delivery_id = v.id AND a.number = v.number AND a.outcome = ''
+FROM jsonb_to_recordset(%(rows)s::jsonb) AS v(id bigint, number int, outcome text, code text, message text,
+    latency int)
+WHERE a.delivery_id = v.id AND a.number = v.number AND a.delivery_id = ANY(%(ids)s::bigint[])
 """
+
+
+def id_array(ids: list[int]) -> str:
+    return "{" + ",".join(map(str, ids)) + "}"
 
 
 def _connector_health(results: list[RowResult], now: datetime) -> None:
@@ -73,37 +85,47 @@ def record_results(token: int, results: list[RowResult], now: datetime) -> list[
     """Apply results; returns those that were still ours to record."""
     if not results:
         return []
-    params = {
-        "now": now,
-        "token": token,
-        "id": [r.row.id for r in results],
-        "state": [r.state for r in results],
-        "reason": [r.reason[:255] for r in results],
-        "attempts": [r.attempts_after for r in results],
-        "budget": [r.extra.get("budget", r.row.attempt_budget) for r in results],
-        "due_at": [r.due_at for r in results],
-        "ref": [r.reference for r in results],
-        "error": [r.reason if r.state in {"retrying", "failed"} else "" for r in results],
-        "snapshot": [json.dumps(r.snapshot, default=str) if r.snapshot is not None else None for r in results],
-    }
     attempted = [r for r in results if r.attempted]
     with transaction.atomic():
         with connection.cursor() as cursor:
-            cursor.execute(UPDATE_DELIVERIES, params)
+            cursor.execute(STILL_CLAIMED, {"ids": id_array([r.row.id for r in results]), "token": token})
             kept_ids = {row[0] for row in cursor.fetchall()}
+            if kept_ids:
+                rows = [
+                    {
+                        "id": r.row.id,
+                        "state": r.state,
+                        "reason": r.reason[:255],
+                        "attempts": r.attempts_after,
+                        "budget": r.extra.get("budget", r.row.attempt_budget),
+                        "due_at": r.due_at.isoformat() if r.due_at is not None else None,
+                        "ref": r.reference,
+                        "error": r.reason if r.state in {"retrying", "failed"} else "",
+                        "snapshot": r.snapshot,
+                    }
+                    for r in results
+                    if r.row.id in kept_ids
+                ]
+                cursor.execute(
+                    UPDATE_DELIVERIES,
+                    {"now": now, "rows": json.dumps(rows, default=str), "ids": id_array(sorted(kept_ids))},
+                )
             if attempted:
                 # The attempt is history whether or not the claim is still ours.
+                rows = [
+                    {
+                        "id": r.row.id,
+                        "number": r.attempts_after,
+                        "outcome": r.outcome,
+                        "code": r.code,
+                        "message": r.message,
+                        "latency": r.latency_ms,
+                    }
+                    for r in attempted
+                ]
                 cursor.execute(
                     UPDATE_ATTEMPTS,
-                    {
-                        "now": now,
-                        "id": [r.row.id for r in attempted],
-                        "number": [r.attempts_after for r in attempted],
-                        "outcome": [r.outcome for r in attempted],
-                        "code": [r.code for r in attempted],
-                        "message": [r.message for r in attempted],
-                        "latency": [r.latency_ms for r in attempted],
-                    },
+                    {"now": now, "rows": json.dumps(rows), "ids": id_array([r.row.id for r in attempted])},
                 )
         kept = [r for r in results if r.row.id in kept_ids]
         events_write(
