@@ -86,7 +86,7 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"journey: {count} journeys, {steps} steps, {sent} messages sent in {elapsed:.1f} s "
-                f"= {steps / elapsed:.0f} steps/s, {count / elapsed:.0f} journeys/s (target <= 60 s)"
+                f"= {steps / elapsed:.0f} steps/s, {count / elapsed:.0f} journeys/s (target <= 60 s); {_load()}"
             )
         )
 
@@ -121,7 +121,7 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 f"waits: {count} due waits resumed and finished in {elapsed:.1f} s "
-                f"= {count / elapsed:.0f} waits/s (target <= 10 s)"
+                f"= {count / elapsed:.0f} waits/s (target <= 10 s); {_load()}"
             )
         )
 
@@ -141,6 +141,12 @@ class Command(BaseCommand):
                 self.stdout.write(f"  {now - started:5.1f} s: {execution.state}, {done} journeys completed")
                 last = now
             time.sleep(0.25)
+
+
+def _load() -> str:
+    # The machine may be shared: the figures mean little without the load they ran under.
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.1f} {five:.1f} {fifteen:.1f} on {os.cpu_count()} cores"
 
 
 def _ensure_database() -> None:
