@@ -16,6 +16,7 @@ NAVIGATION: list[NavItem] = [
     NavItem("Overview", "console:home", "overview"),
     NavItem("API keys", "governance_console:keys", "keys"),
 ]
+NAVIGATION.append(NavItem("Journeys", "workflows_console:list", "workflows"))
 NAVIGATION += [
     NavItem("Subscribers", "subscribers_console:list", "subscribers"),
     NavItem("Segments", "subscribers_console:segments", "segments"),

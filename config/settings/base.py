@@ -287,6 +287,17 @@ TIDINGS_BENCH_ENDPOINTS = env_bool("TIDINGS_BENCH_ENDPOINTS", False)
 CELERY_BEAT_SCHEDULE["notifications-relay-sweep"] = {"task": "notifications.relay_sweep", "schedule": 15.0}
 CELERY_BEAT_SCHEDULE["notifications-broadcast-sweep"] = {"task": "notifications.broadcast_sweep", "schedule": 60.0}
 
+# --- Workflows (journeys) ---------------------------------------------------------------
+CELERY_BEAT_SCHEDULE["workflows-sweep"] = {
+    "task": "workflows.sweep",
+    "schedule": 60.0,
+    "options": {"queue": "journeys"},
+}
+WORKFLOWS_BATCH_SIZE = env_int("WORKFLOWS_BATCH_SIZE", 1000)
+WORKFLOWS_RUNNERS = env_int("WORKFLOWS_RUNNERS", 2)
+WORKFLOWS_CLAIM_SECONDS = env_int("WORKFLOWS_CLAIM_SECONDS", 300)
+WORKFLOWS_SEND_RECHECK_SECONDS = env_int("WORKFLOWS_SEND_RECHECK_SECONDS", 60)
+
 # --- Delivery dispatcher ----------------------------------------------------------------
 TIDINGS_DISPATCH_BATCH_SIZE = env_int("TIDINGS_DISPATCH_BATCH_SIZE", 500)
 # A claim older than this is presumed lost (worker died) and is retried by the sweeper;

@@ -1,5 +1,15 @@
-from typing import Any
+from django.urls import path
+
+from apps.workflows.console import views
 
 app_name = "workflows_console"
 
-urlpatterns: list[Any] = []
+urlpatterns = [
+    path("", views.workflow_list, name="list"),
+    path("executions/<int:execution_id>/", views.execution_detail, name="execution"),
+    path("executions/<int:execution_id>/cancel", views.execution_cancel, name="execution_cancel"),
+    path("journeys/<int:journey_id>/", views.journey_detail, name="journey"),
+    path("<slug:key>/", views.workflow_detail, name="detail"),
+    path("<slug:key>/publish", views.workflow_publish, name="publish"),
+    path("<slug:key>/versions/<int:number>/", views.version_detail, name="version"),
+]

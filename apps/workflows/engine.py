@@ -1,0 +1,367 @@
+"""The batch runner: claim due steps, run them node by node, write outcomes in bulk.
+
+One call handles up to ``WORKFLOWS_BATCH_SIZE`` steps in a handful of queries:
+
+1. claim (own short transaction): due pending/waiting steps -> running, with a claim
+   token and ``claimed_until``; FOR UPDATE SKIP LOCKED so runners never collide;
+2. run (one transaction): re-read the claimed steps by token (a claim that expired and
+   was taken over is skipped), lock their journeys, run each node group through its node
+   type, and chain on: a step that leaves by a handle creates the next step, which runs in
+   the same batch unless it waits (time, deliveries). New steps get ids from the sequence
+   up front (send nodes key deliveries by step id) and are inserted at the end in one
+   statement; claimed steps are updated in one statement; journeys and executions roll up.
+
+Every effect of a step (tags, deliveries, next steps) commits in that one transaction, so
+a worker killed mid-batch leaves the claimed steps untouched; the sweeper releases the
+expired claim and the steps run again, once.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from apps.projects.models import Project
+from apps.workflows import rollup
+from apps.workflows.context import BatchContext
+from apps.workflows.graph import Graph
+from apps.workflows.models import Step, WorkflowVersion
+from apps.workflows.nodes.base import NodeBatch, Outcome, OutcomeKind, StepRef, node_types
+
+# A chain longer than this in one batch continues in the next batch (validation already
+# refuses loops without a wait; this bounds the work one transaction does).
+MAX_CHAIN = 32
+
+
+def batch_size() -> int:
+    return int(getattr(settings, "WORKFLOWS_BATCH_SIZE", 1000))
+
+
+def claim_seconds() -> int:
+    return int(getattr(settings, "WORKFLOWS_CLAIM_SECONDS", 300))
+
+
+@lru_cache(maxsize=256)
+def version_graph(version_id: int) -> Graph:
+    # Versions never change, so a process may keep their parsed graphs.
+    return Graph.parse(WorkflowVersion.objects.values_list("graph", flat=True).get(pk=version_id))
+
+
+@dataclass
+class Work:
+    id: int
+    project_id: int
+    journey_id: int
+    execution_id: int
+    subscriber_id: int
+    version_id: int
+    node_id: str
+    node_type: str
+    previous_id: int | None
+    resumed: bool
+    new: bool
+    depth: int = 0
+    detail: dict[str, Any] = field(default_factory=dict)
+    # results
+    state: str = Step.State.RUNNING
+    outcome: str = ""
+    due_at: datetime | None = None
+    waited: bool = False
+    finished_at: datetime | None = None
+
+
+def steps_claim(limit: int | None = None) -> tuple[uuid.UUID, list[int]]:
+    token = uuid.uuid4()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            """
+            WITH due AS (
+                SELECT id FROM workflows_step
+                WHERE state IN ('pending', 'waiting') AND due_at <= clock_timestamp()
+                ORDER BY due_at
+                LIMIT %s
+                FOR UPDATE SKIP LOCKED
+            )
+            UPDATE workflows_step s
+            SET state = 'running', claim_token = %s, claimed_until = clock_timestamp() + make_interval(secs => %s),
+                attempts = s.attempts + 1
+            FROM due WHERE s.id = due.id
+            RETURNING s.id
+            """,
+            [limit or batch_size(), token, claim_seconds()],
+        )
+        return token, [row[0] for row in cursor.fetchall()]
+
+
+def steps_run_batch(limit: int | None = None) -> int:
+    """Claim and run one batch; answers how many steps were claimed."""
+    token, ids = steps_claim(limit)
+    if ids:
+        executions = steps_run_claimed(token, ids)
+        # Checked again after commit: two runners finishing an execution's last journeys
+        # concurrently each see the other's still open inside their own transaction.
+        rollup.executions_refresh(executions, timezone.now())
+    return len(ids)
+
+
+@transaction.atomic
+def steps_run_claimed(token: uuid.UUID, ids: list[int]) -> set[int]:
+    """Run claimed steps; answers the executions they belong to."""
+    now = timezone.now()
+    rows = list(
+        Step.objects.select_for_update(of=("self",))
+        .filter(pk__in=ids, claim_token=token, state=Step.State.RUNNING)
+        .values_list(
+            "id",
+            "project_id",
+            "journey_id",
+            "execution_id",
+            "subscriber_id",
+            "execution__version_id",
+            "node_id",
+            "node_type",
+            "previous_id",
+            "waited",
+            "detail",
+        )
+        .order_by("id")
+    )
+    if not rows:
+        return set()
+    claimed = [
+        Work(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], resumed=r[9], new=False, detail=dict(r[10] or {}))
+        for r in rows
+    ]
+    open_journeys = rollup.journeys_lock_open({w.journey_id for w in claimed})
+    done: list[Work] = []
+    current: list[Work] = []
+    for work in claimed:
+        if work.journey_id in open_journeys:
+            current.append(work)
+        else:
+            _finish(work, Step.State.CANCELLED, "journey_closed", now)
+            done.append(work)
+    contexts: dict[int, BatchContext] = {}
+    ended: dict[int, tuple[str, str]] = {}  # journey -> (state, reason) for stop / fail
+    later: list[Work] = []
+    while current:
+        upcoming: list[Work] = []
+        groups: dict[tuple[int, int, str], list[Work]] = defaultdict(list)
+        for work in current:
+            groups[(work.project_id, work.version_id, work.node_id)].append(work)
+        for (project_id, version_id, node_id), members in groups.items():
+            ctx = contexts.get(project_id)
+            if ctx is None:
+                ctx = contexts[project_id] = _context(project_id, claimed, now)
+            graph = version_graph(version_id)
+            live = [w for w in members if w.journey_id not in ended]
+            for work in members:
+                if work.journey_id in ended:
+                    _finish(work, Step.State.CANCELLED, "journey_closed", now)
+            outcomes = _execute(graph, node_id, live, ctx)
+            for work in live:
+                upcoming += _apply(work, outcomes[work.id], graph, ctx, ended, now)
+        done += current
+        _allocate_ids(upcoming)
+        current = [w for w in upcoming if w.depth < MAX_CHAIN]
+        for work in upcoming:
+            if work.depth >= MAX_CHAIN:
+                work.state, work.due_at = Step.State.PENDING, now
+                later.append(work)
+    done += later
+    _write(done, token, now)
+    rollup.journeys_end(ended, now)
+    rollup.journeys_refresh({w.journey_id for w in done}, now)
+    executions = {w.execution_id for w in done}
+    rollup.executions_refresh(executions, now)
+    return executions
+
+
+def _context(project_id: int, claimed: list[Work], now: datetime) -> BatchContext:
+    project = Project.objects.get(pk=project_id)
+    subscriber_ids = sorted({w.subscriber_id for w in claimed if w.project_id == project_id})
+    return BatchContext(project=project, now=now, subscriber_ids=subscriber_ids)
+
+
+def _execute(graph: Graph, node_id: str, members: list[Work], ctx: BatchContext) -> dict[int, Outcome]:
+    if not members:
+        return {}
+    node = node_types.get(graph.node_type(node_id))
+    refs = [
+        StepRef(
+            id=w.id,
+            journey_id=w.journey_id,
+            subscriber_id=w.subscriber_id,
+            execution_id=w.execution_id,
+            resumed=w.resumed,
+            detail=w.detail,
+        )
+        for w in members
+    ]
+    outcomes = node.execute(NodeBatch(node_id=node_id, config=graph.config(node_id), steps=refs, ctx=ctx))
+    missing = [w.id for w in members if w.id not in outcomes]
+    if missing:
+        raise RuntimeError(f"node type {node.type!r} answered no outcome for steps {missing[:5]}")
+    return outcomes
+
+
+def _apply(
+    work: Work, outcome: Outcome, graph: Graph, ctx: BatchContext, ended: dict[int, tuple[str, str]], now: datetime
+) -> list[Work]:
+    if outcome.detail:
+        work.detail.update(outcome.detail)
+    kind = outcome.kind
+    if kind == OutcomeKind.WAIT:
+        work.state, work.due_at, work.waited, work.outcome = Step.State.WAITING, outcome.until, True, outcome.reason
+        return []
+    if kind == OutcomeKind.STOP:
+        _finish(work, Step.State.DONE, outcome.reason[:64], now)
+        ended[work.journey_id] = ("stopped", outcome.reason)
+        return []
+    if kind in (OutcomeKind.END, OutcomeKind.DROP):
+        _finish(work, Step.State.DONE, outcome.reason[:64], now)
+        return []
+    if kind == OutcomeKind.FAIL:
+        work.detail["error"] = outcome.reason
+        _finish(work, Step.State.FAILED, outcome.reason[:64], now)
+        if not outcome.handle:
+            ended[work.journey_id] = ("failed", outcome.reason)
+            return []
+    else:
+        _finish(work, Step.State.DONE, outcome.handle, now)
+    ctx.finished.add((work.journey_id, work.node_id, outcome.handle or "next"))
+    targets = graph.targets(work.node_id, outcome.handle or "next")
+    return [
+        Work(
+            id=0,
+            project_id=work.project_id,
+            journey_id=work.journey_id,
+            execution_id=work.execution_id,
+            subscriber_id=work.subscriber_id,
+            version_id=work.version_id,
+            node_id=target,
+            node_type=graph.node_type(target),
+            previous_id=work.id,
+            resumed=False,
+            new=True,
+            depth=work.depth + 1,
+        )
+        for target in targets
+    ]
+
+
+def _finish(work: Work, state: str, outcome: str, now: datetime) -> None:
+    work.state, work.outcome, work.finished_at, work.due_at = state, outcome, now, work.due_at or now
+
+
+def _allocate_ids(works: list[Work]) -> None:
+    if not works:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence('workflows_step', 'id')) FROM generate_series(1, %s)", [len(works)]
+        )
+        for work, (step_id,) in zip(works, cursor.fetchall(), strict=True):
+            work.id = step_id
+
+
+def _write(done: list[Work], token: uuid.UUID, now: datetime) -> None:
+    fresh = [w for w in done if w.new]
+    old = [w for w in done if not w.new]
+    with connection.cursor() as cursor:
+        if fresh:
+            cursor.execute(
+                """
+                INSERT INTO workflows_step (
+                    id, project_id, journey_id, execution_id, subscriber_id, previous_id, node_id, node_type,
+                    state, due_at, outcome, detail, attempts, waited, created_at, finished_at)
+                SELECT id, project_id, journey_id, execution_id, subscriber_id, previous_id, node_id, node_type,
+                       state, due_at, outcome, detail::jsonb, 1, waited, %s, finished_at
+                FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[],
+                            %s::text[], %s::text[], %s::text[], %s::timestamptz[], %s::text[], %s::text[],
+                            %s::boolean[], %s::timestamptz[])
+                     AS t(id, project_id, journey_id, execution_id, subscriber_id, previous_id, node_id, node_type,
+                          state, due_at, outcome, detail, waited, finished_at)
+                """,
+                [now, *_columns(fresh, now)],
+            )
+        if old:
+            cursor.execute(
+                """
+                UPDATE workflows_step s
+                SET state = t.state, due_at = t.due_at, outcome = t.outcome, detail = t.detail::jsonb,
+                    waited = t.waited, finished_at = t.finished_at, claim_token = NULL, claimed_until = NULL
+                FROM unnest(%s::bigint[], %s::text[], %s::timestamptz[], %s::text[], %s::text[], %s::boolean[],
+                            %s::timestamptz[]) AS t(id, state, due_at, outcome, detail, waited, finished_at)
+                WHERE s.id = t.id AND s.claim_token = %s
+                """,
+                [
+                    [w.id for w in old],
+                    [w.state for w in old],
+                    [w.due_at or now for w in old],
+                    [w.outcome for w in old],
+                    [json.dumps(w.detail) for w in old],
+                    [w.waited for w in old],
+                    [w.finished_at for w in old],
+                    token,
+                ],
+            )
+
+
+def _columns(works: list[Work], now: datetime) -> list[list[Any]]:
+    return [
+        [w.id for w in works],
+        [w.project_id for w in works],
+        [w.journey_id for w in works],
+        [w.execution_id for w in works],
+        [w.subscriber_id for w in works],
+        [w.previous_id for w in works],
+        [w.node_id for w in works],
+        [w.node_type for w in works],
+        [w.state if w.state != Step.State.RUNNING else Step.State.PENDING for w in works],
+        [w.due_at or now for w in works],
+        [w.outcome for w in works],
+        [json.dumps(w.detail) for w in works],
+        [w.waited for w in works],
+        [w.finished_at for w in works],
+    ]
+
+
+def steps_release_expired(max_attempts: int = 5) -> int:
+    """Give back claims whose runner died; a step that keeps killing runners fails."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(
+            """
+            UPDATE workflows_step
+            SET state = CASE WHEN attempts >= %s THEN 'failed' WHEN waited THEN 'waiting' ELSE 'pending' END,
+                outcome = CASE WHEN attempts >= %s THEN 'too_many_attempts' ELSE outcome END,
+                finished_at = CASE WHEN attempts >= %s THEN now() ELSE finished_at END,
+                due_at = LEAST(due_at, now()), claim_token = NULL, claimed_until = NULL
+            WHERE state = 'running' AND claimed_until < clock_timestamp()
+            RETURNING journey_id, execution_id, state
+            """,
+            [max_attempts, max_attempts, max_attempts],
+        )
+        rows = cursor.fetchall()
+        failed = {journey: ("failed", "too_many_attempts") for journey, _, state in rows if state == "failed"}
+        if failed:
+            now = timezone.now()
+            rollup.journeys_lock_open(set(failed))
+            rollup.journeys_end(failed, now)
+            rollup.executions_refresh({execution for _, execution, _ in rows}, now)
+    return len(rows)
+
+
+def due_step_count(horizon: timedelta = timedelta(0)) -> int:
+    return Step.objects.filter(
+        state__in=[Step.State.PENDING, Step.State.WAITING], due_at__lte=timezone.now() + horizon
+    ).count()

@@ -1,0 +1,1 @@
+"""Node types, one module each; ``base.load_node_modules`` registers them all."""

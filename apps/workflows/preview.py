@@ -1,0 +1,61 @@
+"""When would a subscriber resume from a wait node? The same ``resume_at`` the engine uses."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from apps.core.errors import ApplicationError, NotFound
+from apps.core.time import is_valid_timezone
+from apps.projects.models import Project
+from apps.workflows.graph import Graph
+from apps.workflows.models import WorkflowVersion
+from apps.workflows.waits import WaitConfigError, resume_at
+
+
+def wait_preview(
+    *,
+    project: Project,
+    version: WorkflowVersion,
+    node_id: str,
+    at: datetime,
+    external_id: str | None = None,
+    timezone_name: str | None = None,
+) -> dict[str, Any]:
+    graph = Graph.parse(version.graph)
+    if node_id not in graph.nodes:
+        raise NotFound(f"Version {version.number} has no node {node_id!r}.", field="node")
+    if graph.node_type(node_id) != "wait":
+        raise ApplicationError(f"Node {node_id!r} is not a wait node.", code="not_a_wait_node", field="node")
+    if timezone_name and not is_valid_timezone(timezone_name):
+        raise ApplicationError(
+            f"{timezone_name!r} is not an IANA timezone (for example Europe/Lisbon).",
+            code="invalid_timezone",
+            field="timezone",
+        )
+    source, name = "none", ""
+    if timezone_name:
+        source, name = "given", timezone_name
+    elif external_id:
+        from apps.subscribers.selectors import subscriber_get
+
+        subscriber = subscriber_get(project, external_id)
+        if subscriber.timezone and is_valid_timezone(subscriber.timezone):
+            source, name = "subscriber", subscriber.timezone
+    if not name and project.timezone:
+        source, name = "project", project.timezone
+    zone = ZoneInfo(name) if name else None
+    try:
+        resumes = resume_at(graph.config(node_id), at, zone)
+    except WaitConfigError as error:
+        raise ApplicationError(str(error), code="timezone_required" if zone is None else "invalid_wait") from None
+    return {
+        "node": node_id,
+        "config": graph.config(node_id),
+        "at": at,
+        "timezone": name or None,
+        "timezone_source": source,
+        "resumes_at": resumes,
+        "resumes_at_local": resumes.astimezone(zone).isoformat() if zone else None,
+    }

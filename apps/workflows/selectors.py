@@ -1,0 +1,180 @@
+"""Workflow reads. The project is always the first argument; another project's row is a 404."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+from django.db.models import Count, QuerySet
+
+from apps.core.errors import NotFound
+from apps.projects.models import Project
+from apps.workflows.models import Execution, Journey, Step, Workflow, WorkflowVersion
+
+
+def workflow_list(project: Project) -> QuerySet[Workflow]:
+    return Workflow.objects.for_project(project).annotate(version_count=Count("versions")).order_by("name")
+
+
+def workflow_get(project: Project, key: str) -> Workflow:
+    workflow = Workflow.objects.for_project(project).filter(key=key).first()
+    if workflow is None:
+        raise NotFound(f"No workflow {key!r} in this project.")
+    return workflow
+
+
+def version_get(project: Project, workflow: Workflow, number: int) -> WorkflowVersion:
+    version = WorkflowVersion.objects.for_project(project).filter(workflow=workflow, number=number).first()
+    if version is None:
+        raise NotFound(f"Workflow {workflow.key!r} has no version {number}.")
+    return version
+
+
+def execution_get(project: Project, execution_id: int) -> Execution:
+    execution = (
+        Execution.objects.for_project(project).select_related("workflow", "version").filter(pk=execution_id).first()
+    )
+    if execution is None:
+        raise NotFound(f"No execution {execution_id} in this project.")
+    return execution
+
+
+def execution_list(project: Project, workflow: Workflow | None = None) -> QuerySet[Execution]:
+    qs = Execution.objects.for_project(project).select_related("workflow", "version")
+    return qs.filter(workflow=workflow) if workflow else qs
+
+
+STEP_BUCKETS = {
+    "pending": "active",
+    "running": "active",
+    "waiting": "waiting",
+    "done": "done",
+    "failed": "failed",
+    "cancelled": "cancelled",
+}
+
+
+def execution_node_counts(project: Project, execution: Execution) -> dict[str, dict[str, int]]:
+    """Per node: steps active (pending or running), waiting, done, failed, cancelled."""
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(sorted(set(STEP_BUCKETS.values())), 0))
+    rows = (
+        Step.objects.for_project(project)
+        .filter(execution=execution)
+        .values("node_id", "state")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    for row in rows:
+        counts[row["node_id"]][STEP_BUCKETS[row["state"]]] += row["n"]
+    # Every node of the version appears, untouched ones with zeros, in graph order.
+    return {n["id"]: counts[n["id"]] for n in execution.version.graph.get("nodes", [])}
+
+
+def execution_journey_counts(project: Project, execution: Execution) -> dict[str, int]:
+    totals = dict.fromkeys(Journey.State.values, 0)
+    rows = (
+        Journey.objects.for_project(project)
+        .filter(execution=execution)
+        .values("state")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    for row in rows:
+        totals[row["state"]] = row["n"]
+    return totals
+
+
+def execution_summary(project: Project, execution: Execution) -> dict[str, Any]:
+    journeys = execution_journey_counts(project, execution)
+    return {
+        "id": execution.pk,
+        "workflow": execution.workflow.key,
+        "version": execution.version.number,
+        "state": execution.state,
+        "audience": {k: v for k, v in execution.audience.items() if k != "subscriber_ids"},
+        "entered": execution.entered,
+        "skipped": execution.skipped,
+        "unknown_external_ids": execution.unknown_external_ids,
+        "totals": {"journeys": sum(journeys.values()), **journeys},
+        "nodes": execution_node_counts(project, execution),
+        "created_at": execution.created_at,
+        "expanded_at": execution.expanded_at,
+        "finished_at": execution.finished_at,
+    }
+
+
+def subscribers_at_node(project: Project, execution: Execution, node_id: str, limit: int = 100) -> QuerySet[Step]:
+    return (
+        Step.objects.for_project(project)
+        .filter(execution=execution, node_id=node_id, state__in=Step.OPEN_STATES)
+        .select_related("subscriber")
+        .order_by("due_at")[:limit]
+    )
+
+
+def journey_for(project: Project, execution: Execution, external_id: str) -> Journey:
+    journey = (
+        Journey.objects.for_project(project)
+        .filter(execution=execution, subscriber__external_id=external_id)
+        .select_related("subscriber")
+        .order_by("-pk")
+        .first()
+    )
+    if journey is None:
+        raise NotFound(f"Subscriber {external_id!r} has no journey in execution {execution.pk}.")
+    return journey
+
+
+def journey_get(project: Project, journey_id: int) -> Journey:
+    journey = (
+        Journey.objects.for_project(project)
+        .select_related("subscriber", "execution", "workflow", "execution__version")
+        .filter(pk=journey_id)
+        .first()
+    )
+    if journey is None:
+        raise NotFound(f"No journey {journey_id} in this project.")
+    return journey
+
+
+def journey_path(project: Project, journey: Journey) -> list[Step]:
+    return list(Step.objects.for_project(project).filter(journey=journey).order_by("pk"))
+
+
+def journey_deliveries(project: Project, steps: list[Step]) -> dict[int, list[Any]]:
+    """Messages each send step made, from the delivery ledger."""
+    try:
+        from apps.delivery.models import Delivery
+    except ImportError:
+        return {}
+    result: dict[int, list[Any]] = defaultdict(list)
+    rows = Delivery.objects.filter(
+        project=project, origin_kind="journey_step", origin_id__in=[str(s.pk) for s in steps]
+    ).order_by("pk")
+    for delivery in rows:
+        result[int(delivery.origin_id)].append(delivery)
+    return dict(result)
+
+
+def journey_summary(project: Project, journey: Journey) -> dict[str, Any]:
+    steps = journey_path(project, journey)
+    return {
+        "journey": journey.pk,
+        "subscriber": journey.subscriber.external_id,
+        "state": journey.state,
+        "current_node": journey.current_node,
+        "stop_reason": journey.stop_reason,
+        "path": [
+            {
+                "step": s.pk,
+                "node": s.node_id,
+                "type": s.node_type,
+                "state": s.state,
+                "outcome": s.outcome,
+                "due_at": s.due_at,
+                "finished_at": s.finished_at,
+                "detail": s.detail,
+            }
+            for s in steps
+        ],
+    }

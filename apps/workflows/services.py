@@ -1,0 +1,307 @@
+"""Workflow writes: drafts, publishing, executions, stopping and cancelling journeys."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from apps.core.errors import ApplicationError, Conflict, NotFound
+from apps.projects.models import Project
+from apps.workflows import rollup
+from apps.workflows.graph import EMPTY_GRAPH, Graph, graph_issues, shape_issues
+from apps.workflows.models import Execution, Journey, Step, Workflow, WorkflowVersion
+
+AUDIENCE_KINDS = ("external_ids", "segment", "tag", "everyone")
+MAX_EXTERNAL_IDS = 10_000
+EXPANSION_CHUNK = 5_000
+
+
+def _invalid_graph(issues: list[Any]) -> ApplicationError:
+    first = issues[0]
+    return ApplicationError(
+        f"The graph is not valid: {first.message}" + (f" (and {len(issues) - 1} more)" if len(issues) > 1 else ""),
+        code="invalid_graph",
+        extra={"errors": [issue.as_dict() for issue in issues]},
+    )
+
+
+@transaction.atomic
+def workflow_save_draft(
+    *, project: Project, key: str, name: str | None = None, graph: Any = None, allow_reentry: bool | None = None
+) -> tuple[Workflow, bool]:
+    """Create the workflow or update its draft. Only the graph's shape is checked here:
+    a draft may be unfinished; the full rules run on publish."""
+    if graph is not None:
+        issues = shape_issues(graph)
+        if issues:
+            raise _invalid_graph(issues)
+    workflow = Workflow.objects.for_project(project).select_for_update().filter(key=key).first()
+    created = workflow is None
+    if workflow is None:
+        workflow = Workflow(project=project, key=key, name=name or key, draft_graph=graph or dict(EMPTY_GRAPH))
+    if name is not None:
+        workflow.name = name
+    if graph is not None:
+        workflow.draft_graph = graph
+    if allow_reentry is not None:
+        workflow.allow_reentry = allow_reentry
+    workflow.save()
+    return workflow, created
+
+
+@transaction.atomic
+def workflow_publish(
+    *, project: Project, workflow: Workflow, published_by: Any = None, published_via: str = ""
+) -> WorkflowVersion:
+    """Validate the draft and freeze it as the next immutable version."""
+    workflow = Workflow.objects.select_for_update().get(pk=workflow.pk, project=project)
+    issues = graph_issues(workflow.draft_graph, project=project)
+    if issues:
+        raise _invalid_graph(issues)
+    number = (workflow.versions.aggregate(n=Max("number"))["n"] or 0) + 1
+    return WorkflowVersion.objects.create(
+        project=project,
+        workflow=workflow,
+        number=number,
+        graph=workflow.draft_graph,
+        published_by=published_by if getattr(published_by, "pk", None) else None,
+        published_via=published_via[:64],
+    )
+
+
+def _resolve_audience(project: Project, audience: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    from apps.subscribers.models import Segment, Subscriber, Tag
+
+    kinds = [kind for kind in AUDIENCE_KINDS if audience.get(kind) not in (None, False, [], "")]
+    if len(kinds) != 1:
+        raise ApplicationError(
+            "Give exactly one audience: external_ids, segment, tag or everyone.",
+            code="invalid_audience",
+            field="audience",
+        )
+    kind = kinds[0]
+    if kind == "external_ids":
+        wanted = list(dict.fromkeys(str(x) for x in audience["external_ids"]))
+        if len(wanted) > MAX_EXTERNAL_IDS:
+            raise ApplicationError(
+                f"At most {MAX_EXTERNAL_IDS} external ids per execution; use a segment or tag for more.",
+                code="too_many_external_ids",
+                field="external_ids",
+            )
+        rows = Subscriber.objects.for_project(project).filter(external_id__in=wanted, erased_at__isnull=True)
+        found: dict[str, int] = {}
+        for external_id, pk, merged_into in rows.values_list("external_id", "pk", "merged_into_id"):
+            # A merged-away subscriber continues as the one it was merged into.
+            found[external_id] = merged_into or pk
+        unknown = [x for x in wanted if x not in found]
+        return {"kind": kind, "external_ids": wanted, "subscriber_ids": sorted(set(found.values()))}, unknown
+    if kind == "segment":
+        if not Segment.objects.for_project(project).filter(pk=audience["segment"]).exists():
+            raise NotFound(f"Segment {audience['segment']} does not exist in this project.", field="segment")
+        return {"kind": kind, "segment_id": int(audience["segment"])}, []
+    if kind == "tag":
+        if not Tag.objects.for_project(project).filter(name=audience["tag"]).exists():
+            raise NotFound(f"Tag {audience['tag']!r} does not exist in this project.", field="tag")
+        return {"kind": kind, "tag": str(audience["tag"])}, []
+    return {"kind": "everyone"}, []
+
+
+@transaction.atomic
+def execution_start(
+    *,
+    project: Project,
+    workflow: Workflow,
+    audience: dict[str, Any],
+    version_number: int | None = None,
+    started_by: str = "",
+) -> Execution:
+    """Record an execution; expansion into journeys happens in the background."""
+    versions = WorkflowVersion.objects.for_project(project).filter(workflow=workflow)
+    version = versions.filter(number=version_number).first() if version_number else versions.order_by("-number").first()
+    if version is None:
+        if version_number:
+            raise NotFound(f"Workflow {workflow.key!r} has no version {version_number}.", field="version")
+        raise Conflict(
+            f"Workflow {workflow.key!r} has no published version; publish it first.", code="workflow_not_published"
+        )
+    resolved, unknown = _resolve_audience(project, audience)
+    execution = Execution.objects.create(
+        project=project,
+        workflow=workflow,
+        version=version,
+        audience=resolved,
+        unknown_external_ids=unknown,
+        started_by=started_by[:128],
+    )
+    from apps.workflows.tasks import QUEUE, expand_execution
+
+    transaction.on_commit(lambda: expand_execution.apply_async((project.pk, execution.pk), queue=QUEUE))
+    return execution
+
+
+def _audience_chunk(execution: Execution, after: int) -> list[int]:
+    from apps.subscribers.models import SegmentMembership, Subscriber, SubscriberTag
+
+    audience = execution.audience
+    kind = audience["kind"]
+    project_id = execution.project_id
+    if kind == "external_ids":
+        return [i for i in audience["subscriber_ids"] if i > after][:EXPANSION_CHUNK]
+    if kind == "segment":
+        rows = SegmentMembership.objects.filter(project_id=project_id, segment_id=audience["segment_id"])
+        column = "subscriber_id"
+    elif kind == "tag":
+        rows = SubscriberTag.objects.filter(project_id=project_id, tag__name=audience["tag"])
+        column = "subscriber_id"
+    else:
+        rows = Subscriber.objects.filter(project_id=project_id, merged_into__isnull=True, erased_at__isnull=True)
+        column = "id"
+    return list(
+        rows.filter(**{f"{column}__gt": after}).order_by(column).values_list(column, flat=True)[:EXPANSION_CHUNK]
+    )
+
+
+def execution_expand_chunk(*, project: Project, execution_id: int) -> bool:
+    """Expand the next chunk of the audience into journeys and their first steps.
+
+    Set-based: one INSERT ... SELECT for the journeys (a subscriber already open in an
+    exclusive journey of this workflow is skipped by the partial unique index) and one for
+    their start steps. Answers True while more remains.
+    """
+    with transaction.atomic():
+        execution = (
+            Execution.objects.select_for_update().select_related("workflow").get(pk=execution_id, project=project)
+        )
+        if execution.state not in (Execution.State.PENDING, Execution.State.EXPANDING):
+            return False
+        ids = _audience_chunk(execution, execution.expansion_cursor)
+        start = Graph.parse(execution.version.graph).start
+        entered = 0
+        if ids:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    """
+                    WITH ins AS (
+                        INSERT INTO workflows_journey (project_id, execution_id, workflow_id, subscriber_id, state,
+                                                       current_node, exclusive, stop_reason, created_at)
+                        SELECT %(p)s, %(e)s, %(w)s, sid, 'active', %(start)s, %(exclusive)s, '', now()
+                        FROM unnest(%(ids)s::bigint[]) AS sid
+                        ON CONFLICT DO NOTHING
+                        RETURNING id, subscriber_id
+                    )
+                    INSERT INTO workflows_step (project_id, journey_id, execution_id, subscriber_id, node_id,
+                                                node_type, state, due_at, outcome, detail, attempts, waited, created_at)
+                    SELECT %(p)s, ins.id, %(e)s, ins.subscriber_id, %(start)s, 'start', 'pending', now(), '',
+                           '{}'::jsonb, 0, false, now()
+                    FROM ins
+                    """,
+                    {
+                        "p": project.pk,
+                        "e": execution.pk,
+                        "w": execution.workflow_id,
+                        "start": start,
+                        "exclusive": not execution.workflow.allow_reentry,
+                        "ids": ids,
+                    },
+                )
+                entered = cursor.rowcount
+        execution.entered += entered
+        execution.skipped += len(ids) - entered
+        more = len(ids) == EXPANSION_CHUNK
+        if ids:
+            execution.expansion_cursor = ids[-1]
+        now = timezone.now()
+        if more:
+            execution.state = Execution.State.EXPANDING
+        else:
+            execution.state = Execution.State.RUNNING
+            execution.expanded_at = now
+        execution.save(update_fields=["entered", "skipped", "expansion_cursor", "state", "expanded_at"])
+        if entered:
+            from apps.workflows.tasks import wake_runners
+
+            transaction.on_commit(wake_runners)
+    if not more:
+        # After commit, so journeys that runners finished meanwhile are all visible.
+        rollup.executions_refresh([execution.pk], timezone.now())
+    return more
+
+
+@transaction.atomic
+def execution_cancel(*, project: Project, execution: Execution) -> Execution:
+    execution = Execution.objects.select_for_update().get(pk=execution.pk, project=project)
+    if execution.state in (Execution.State.COMPLETED, Execution.State.CANCELLED):
+        raise Conflict(f"Execution {execution.pk} is already {execution.state}.", code="execution_finished")
+    now = timezone.now()
+    open_ids = list(
+        Journey.objects.filter(execution=execution, state__in=Journey.OPEN_STATES).values_list("pk", flat=True)
+    )
+    rollup.journeys_lock_open(open_ids)
+    rollup.journeys_end(dict.fromkeys(open_ids, ("stopped", "execution cancelled")), now)
+    execution.state = Execution.State.CANCELLED
+    execution.finished_at = now
+    execution.save(update_fields=["state", "finished_at"])
+    return execution
+
+
+@transaction.atomic
+def journeys_stop(*, project: Project, journeys: Sequence[Journey], reason: str = "stopped") -> int:
+    """Stop subscribers' journeys: pending steps and their deliveries are cancelled."""
+    ids = [j.pk for j in journeys if j.project_id == project.pk]
+    open_ids = rollup.journeys_lock_open(ids)
+    if not open_ids:
+        return 0
+    now = timezone.now()
+    rollup.journeys_end(dict.fromkeys(open_ids, ("stopped", reason)), now)
+    return len(open_ids)
+
+
+def steps_wake_for_deliveries(outcomes: Sequence[Any]) -> None:
+    """Origin listener for "journey_step": a delivery reached a final state, so its send
+    step is due now; the runner re-reads every delivery of the step before moving on."""
+    step_ids = sorted({int(o.origin_id) for o in outcomes if str(o.origin_id).isdigit()})
+    if not step_ids:
+        return
+    woken = Step.objects.filter(pk__in=step_ids, state=Step.State.WAITING).update(due_at=timezone.now())
+    if woken:
+        from apps.workflows.tasks import wake_runners
+
+        transaction.on_commit(wake_runners)
+
+
+def journeys_move_subscriber(project_id: int, from_id: int, to_id: int) -> None:
+    """Merge hook: the surviving subscriber takes over the merged one's journeys. Where
+    both are open in the same exclusive workflow, the merged one's journey stops."""
+    now = timezone.now()
+    clash = list(
+        Journey.objects.filter(
+            project_id=project_id, subscriber_id=from_id, state__in=Journey.OPEN_STATES, exclusive=True
+        )
+        .filter(
+            workflow_id__in=Journey.objects.filter(
+                project_id=project_id, subscriber_id=to_id, state__in=Journey.OPEN_STATES, exclusive=True
+            ).values("workflow_id")
+        )
+        .values_list("pk", flat=True)
+    )
+    if clash:
+        rollup.journeys_lock_open(clash)
+        rollup.journeys_end(dict.fromkeys(clash, ("stopped", "merged into another subscriber")), now)
+    Journey.objects.filter(project_id=project_id, subscriber_id=from_id).update(subscriber_id=to_id)
+    Step.objects.filter(project_id=project_id, subscriber_id=from_id).update(subscriber_id=to_id)
+
+
+def journeys_stop_for_erased(project_id: int, subscriber_id: int) -> None:
+    """Erase hook: an erased subscriber's journeys stop at once."""
+    open_ids = list(
+        Journey.objects.filter(
+            project_id=project_id, subscriber_id=subscriber_id, state__in=Journey.OPEN_STATES
+        ).values_list("pk", flat=True)
+    )
+    if open_ids:
+        rollup.journeys_lock_open(open_ids)
+        rollup.journeys_end(dict.fromkeys(open_ids, ("stopped", "subscriber erased")), timezone.now())
