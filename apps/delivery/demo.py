@@ -60,8 +60,11 @@ DEMO_TEMPLATES: list[tuple[str, str, str, dict[str, Any]]] = [
 
 
 @transaction.atomic
-def seed_demo(project: Project) -> dict[str, int]:
-    """Idempotent: dry-run connectors (the default provider of every channel) and templates."""
+def seed_demo(project: Project) -> dict[str, object]:
+    """Idempotent: dry-run connectors (the default provider of every channel) and templates.
+
+    Answers what exists afterwards, not what this run created, so repeated runs print the
+    same thing."""
     connectors = 0
     for channel in Channel.values:
         if not Connector.objects.for_project(project).filter(channel=channel).exists():
@@ -92,4 +95,10 @@ def seed_demo(project: Project) -> dict[str, int]:
                 published_at=timezone.now(),
             )
             templates += 1
-    return {"connectors": connectors, "templates": templates}
+    del connectors, templates
+    return {
+        "connectors": sorted(
+            Connector.objects.for_project(project).filter(provider="dryrun").values_list("channel", flat=True)
+        ),
+        "templates": sorted(Template.objects.for_project(project).values_list("key", flat=True)),
+    }

@@ -273,6 +273,9 @@ class Attempt(ProjectScopedModel):
     provider_code = models.CharField(max_length=64, blank=True, default="")
     provider_message = models.TextField(blank=True, default="")
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    # What the provider answered beyond a code, when an adapter reports it (outgoing
+    # webhooks: status, headers and the first KB of the body).
+    response = models.JSONField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["delivery", "number"], name="attempt_by_delivery")]

@@ -269,3 +269,43 @@ def test_https_webhook_pinned_to_its_address_still_verifies_the_real_host_name(m
     assert server.requests[0].header("Host") == f"localhost:{port}"
     # Certificate checks stay on: without the CA the same endpoint is refused.
     assert untrusted.outcome == Outcome.RETRYABLE
+
+
+@pytest.mark.django_db
+def test_dispatcher_stores_the_webhook_response_on_the_attempt(allow_private, project) -> None:  # type: ignore[no-untyped-def]
+    from apps.delivery.dispatch.runner import dispatch_batch
+    from apps.delivery.models import Attempt, Delivery
+    from apps.delivery.redis_client import get_redis
+    from apps.delivery.services import DeliveryRequest, connector_create, deliveries_enqueue
+
+    get_redis().flushdb()
+    with fake_server(lambda request: Response(503, "busy " * 2000, {"X-Trace": "t-9"})) as server:
+        connector_create(
+            project=project,
+            channel="webhook",
+            provider="webhook",
+            credentials={"secrets": [SECRET_NEW]},
+            settings={},
+            is_default=True,
+        )
+        [delivery_id] = deliveries_enqueue(
+            project=project,
+            requests=[
+                DeliveryRequest(
+                    channel="webhook",
+                    destination=f"{server.url}/in",
+                    lane="high",
+                    delivery_key="attempt-response:1",
+                    origin_kind="test",
+                    origin_id="1",
+                    content={"body": {"hello": "world"}},
+                )
+            ],
+        )
+        assert dispatch_batch("high") == 1
+    attempt = Attempt.objects.get(delivery_id=delivery_id)
+    assert attempt.outcome == "retryable"
+    assert attempt.response["status"] == 503
+    assert attempt.response["headers"]["X-Trace"] == "t-9"
+    assert len(attempt.response["body"]) == 4096
+    assert Delivery.objects.get(pk=delivery_id).state == "retrying"

@@ -26,6 +26,7 @@ class RowResult:
     connector_id: int | None = None
     account: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    response: dict[str, Any] | None = None
 
     @property
     def attempts_after(self) -> int:

@@ -128,6 +128,7 @@ def _classify(row: Claimed, content: dict[str, Any], result: SendResult, latency
         "message": result.message[:2000].replace("\x00", ""),  # Postgres text holds no NUL
         "latency_ms": latency_ms,
         "throttled": result.throttled,
+        "response": dict(result.details) if result.details else None,
     }
     if result.outcome == Outcome.ACCEPTED:
         return RowResult(row, "sent", reference=result.provider_reference[:255], **base)

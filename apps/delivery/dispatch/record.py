@@ -45,9 +45,9 @@ FOR UPDATE
 UPDATE_ATTEMPTS = """
 UPDATE delivery_attempt a SET
     finished_at = %(now)s, outcome = v.outcome, provider_code = v.code, provider_message = v.message,
-    latency_ms = v.latency
+    latency_ms = v.latency, response = v.response
 FROM jsonb_to_recordset(%(rows)s::jsonb) AS v(id bigint, number int, outcome text, code text, message text,
-    latency int)
+    latency int, response jsonb)
 WHERE a.delivery_id = v.id AND a.number = v.number AND a.delivery_id = ANY(%(ids)s::bigint[])
 """
 
@@ -71,7 +71,7 @@ WHERE id = %s
 
 SQLITE_UPDATE_ATTEMPT = """
 UPDATE delivery_attempt SET finished_at = %s, outcome = %s, provider_code = %s, provider_message = %s,
-    latency_ms = %s
+    latency_ms = %s, response = %s
 WHERE delivery_id = %s AND number = %s
 """
 
@@ -93,11 +93,17 @@ def _record_sqlite(cursor: Any, token: int, results: list[RowResult], now: datet
     if rows:
         cursor.executemany(SQLITE_UPDATE_DELIVERY, rows)
     attempts = [
-        (at, r.outcome, r.code, r.message, r.latency_ms, r.row.id, r.attempts_after) for r in results if r.attempted
+        (at, r.outcome, r.code, r.message, r.latency_ms, _response_json(r), r.row.id, r.attempts_after)
+        for r in results
+        if r.attempted
     ]
     if attempts:
         cursor.executemany(SQLITE_UPDATE_ATTEMPT, attempts)
     return kept_ids
+
+
+def _response_json(result: RowResult) -> str | None:
+    return json.dumps(result.response, default=str) if result.response is not None else None
 
 
 def id_array(ids: list[int]) -> str:
@@ -182,12 +188,13 @@ def _record_postgres(cursor: Any, token: int, results: list[RowResult], now: dat
                 "code": r.code,
                 "message": r.message,
                 "latency": r.latency_ms,
+                "response": r.response,
             }
             for r in attempted
         ]
         cursor.execute(
             UPDATE_ATTEMPTS,
-            {"now": now, "rows": json.dumps(rows), "ids": id_array([r.row.id for r in attempted])},
+            {"now": now, "rows": json.dumps(rows, default=str), "ids": id_array([r.row.id for r in attempted])},
         )
     return kept_ids
 
