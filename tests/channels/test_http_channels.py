@@ -309,3 +309,50 @@ def test_dispatcher_stores_the_webhook_response_on_the_attempt(allow_private, pr
     assert attempt.response["headers"]["X-Trace"] == "t-9"
     assert len(attempt.response["body"]) == 4096
     assert Delivery.objects.get(pk=delivery_id).state == "retrying"
+
+
+@pytest.mark.django_db
+def test_refused_messages_do_not_count_against_the_connector_but_outages_do(allow_private, project, settings) -> None:  # type: ignore[no-untyped-def]
+    from apps.delivery.dispatch.runner import dispatch_batch
+    from apps.delivery.models import Connector
+    from apps.delivery.redis_client import get_redis
+    from apps.delivery.services import DeliveryRequest, connector_create, deliveries_enqueue
+
+    get_redis().flushdb()
+    settings.TIDINGS_CONNECTOR_FAILURE_THRESHOLD = 2
+    answers = iter([Response(400, "bad payload"), Response(400, "bad payload"), Response(503, "down"), Response(503)])
+    with fake_server(lambda request: next(answers)) as server:
+        connector = connector_create(
+            project=project,
+            channel="webhook",
+            provider="webhook",
+            credentials={"secrets": [SECRET_NEW]},
+            is_default=True,
+        )
+
+        def send(key: str) -> None:
+            deliveries_enqueue(
+                project=project,
+                requests=[
+                    DeliveryRequest(
+                        channel="webhook",
+                        destination=f"{server.url}/in",
+                        lane="high",
+                        delivery_key=key,
+                        origin_kind="test",
+                        origin_id=key,
+                        content={"body": {}},
+                    )
+                ],
+            )
+            assert dispatch_batch("high") == 1
+
+        send("refused-1")
+        send("refused-2")
+        connector.refresh_from_db()
+        assert (connector.status, connector.consecutive_failures) == (Connector.Status.HEALTHY, 0)
+        send("outage-1")
+        send("outage-2")
+    connector.refresh_from_db()
+    assert connector.consecutive_failures == 2
+    assert connector.status == Connector.Status.FAILING

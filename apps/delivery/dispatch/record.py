@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from apps.delivery import ratelimit
-from apps.delivery.connectors.failover import failover_apply
+from apps.delivery.connectors.failover import PROVIDER_FAULT_CODES, failover_apply
 from apps.delivery.dbcompat import ids_json, is_sqlite, ts
 from apps.delivery.dispatch.outcome import RowResult
 from apps.delivery.origins import FinalOutcome
@@ -136,7 +136,12 @@ def _connector_health(results: list[RowResult], now: datetime) -> None:
                     [now, connector_id, now],
                 )
                 continue
-            failures = [r for r in items if not r.throttled]
+            # Only what says something about the connector counts towards failing over:
+            # transient errors and account faults. A bad address or a rejected message is
+            # the message's problem, and a throttle is rate control's business.
+            failures = [
+                r for r in items if not r.throttled and (r.outcome == "retryable" or r.code in PROVIDER_FAULT_CODES)
+            ]
             if not failures:
                 continue
             cursor.execute(
