@@ -69,5 +69,8 @@ def owner(project: Project) -> Any:
 def _clear_cache() -> Iterator[None]:
     from django.core.cache import cache
 
+    from apps.governance import services as governance_services
+
     cache.clear()
+    governance_services._marked_in_process.clear()
     yield

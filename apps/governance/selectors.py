@@ -19,7 +19,7 @@ def api_key_get(project: Project, key_id: int) -> ApiKey:
 
 
 def api_key_by_raw(raw: str) -> ApiKey | None:
-    return ApiKey.objects.select_related("project").filter(key_hash=hash_key(raw)).first()
+    return ApiKey.objects.select_related("project__organization").filter(key_hash=hash_key(raw)).first()
 
 
 def projects_for_user(user: AbstractBaseUser) -> QuerySet[Project]:

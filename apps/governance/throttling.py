@@ -15,8 +15,37 @@ from apps.governance.models import ApiKey
 WINDOW_SECONDS = 60
 
 
+def _redis_client() -> Any | None:
+    backend = getattr(cache, "_cache", None)
+    get_client = getattr(backend, "get_client", None)
+    return get_client("throttle", write=True) if get_client else None
+
+
+def count_request(counter: str) -> int:
+    """Count one request in ``counter`` and return the window's total.
+
+    With Redis this is one round trip (INCR and EXPIRE pipelined); other caches, used
+    only locally, fall back to add/incr.
+    """
+    client = _redis_client()
+    if client is not None:
+        key = cache.make_and_validate_key(counter)
+        pipe = client.pipeline(transaction=False)
+        pipe.incr(key)
+        pipe.expire(key, WINDOW_SECONDS * 2, nx=True)
+        count, _ = pipe.execute()
+        return int(count)
+    if cache.add(counter, 1, WINDOW_SECONDS * 2):
+        return 1
+    try:
+        return cache.incr(counter)
+    except ValueError:  # expired between add and incr
+        cache.add(counter, 1, WINDOW_SECONDS * 2)
+        return 1
+
+
 class ApiKeyRateThrottle(BaseThrottle):
-    """Fixed one-minute windows with an atomic counter: one round trip per request."""
+    """Fixed one-minute windows with an atomic counter per key."""
 
     def allow_request(self, request: Request, view: Any) -> bool:
         key = request.auth
@@ -25,15 +54,7 @@ class ApiKeyRateThrottle(BaseThrottle):
         limit = key.rate_limit_per_minute or settings.TIDINGS_API_KEY_RATE_PER_MINUTE
         now = time.time()
         window = int(now // WINDOW_SECONDS)
-        counter = f"throttle:{key.project_id}:{key.pk}:{window}"
-        if cache.add(counter, 1, WINDOW_SECONDS * 2):
-            count = 1
-        else:
-            try:
-                count = cache.incr(counter)
-            except ValueError:  # expired between add and incr
-                cache.add(counter, 1, WINDOW_SECONDS * 2)
-                count = 1
+        count = count_request(f"throttle:{key.project_id}:{key.pk}:{window}")
         self._wait = (window + 1) * WINDOW_SECONDS - now
         return count <= limit
 
