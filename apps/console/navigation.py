@@ -14,16 +14,14 @@ class NavItem:
 
 NAVIGATION: list[NavItem] = [
     NavItem("Overview", "console:home", "overview"),
-    NavItem("API keys", "governance_console:keys", "keys"),
-]
-NAVIGATION.append(NavItem("Journeys", "workflows_console:list", "workflows"))
-NAVIGATION += [
     NavItem("Subscribers", "subscribers_console:list", "subscribers"),
     NavItem("Segments", "subscribers_console:segments", "segments"),
     NavItem("Imports", "subscribers_console:imports", "imports"),
+    NavItem("Journeys", "workflows_console:list", "workflows"),
     NavItem("Notifications", "notifications_console:explorer", "notifications"),
-    NavItem("Dead letters", "delivery_console:dead_letters", "dead_letters"),
     NavItem("Templates", "delivery_console:templates", "templates"),
     NavItem("Layouts", "delivery_console:layouts", "layouts"),
+    NavItem("Dead letters", "delivery_console:dead_letters", "dead_letters"),
+    NavItem("Connectors", "connectors_console:list", "connectors"),
+    NavItem("API keys", "governance_console:keys", "keys"),
 ]
-NAVIGATION.append(NavItem("Connectors", "connectors_console:list", "connectors"))

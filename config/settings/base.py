@@ -278,27 +278,23 @@ TIDINGS_IDEMPOTENCY_PROJECT_RESOLVER = "apps.governance.authentication.project_i
 # run never delays a one-time code.
 TIDINGS_WORKER_QUEUES = ["default", "high", "normal", "bulk", "journeys", "campaigns"]
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+
+# Under ASGI every request runs in a thread of its own, so persistent connections pile up
+# (one per dead thread) until Postgres refuses more. DB_POOL=1 gives the process a psycopg
+# pool instead (Django requires CONN_MAX_AGE=0 with it); recommended for web processes.
+if DATABASE_URL and env_bool("DB_POOL", False):
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": env_int("DB_POOL_MIN", 2),
+        "max_size": env_int("DB_POOL_MAX", 8),
+        "timeout": 10,
+    }
+
+# --- Subscribers ----------------------------------------------------------------------
 CELERY_BEAT_SCHEDULE["subscribers-imports-sweep"] = {"task": "subscribers.imports_sweep", "schedule": 60.0}
-# --- Notifications (publish API) -----------------------------------------------------
-# How long "template key" (latest version) stays cached per process; "key@N" is immutable.
-TIDINGS_TEMPLATE_CACHE_SECONDS = env_int("TIDINGS_TEMPLATE_CACHE_SECONDS", 5)
-# Benchmark-only URL (a bare DRF two-row insert) used by `manage.py bench_publish`.
-TIDINGS_BENCH_ENDPOINTS = env_bool("TIDINGS_BENCH_ENDPOINTS", False)
-CELERY_BEAT_SCHEDULE["notifications-relay-sweep"] = {"task": "notifications.relay_sweep", "schedule": 15.0}
-CELERY_BEAT_SCHEDULE["notifications-broadcast-sweep"] = {"task": "notifications.broadcast_sweep", "schedule": 60.0}
 
-# --- Workflows (journeys) ---------------------------------------------------------------
-CELERY_BEAT_SCHEDULE["workflows-sweep"] = {
-    "task": "workflows.sweep",
-    "schedule": 60.0,
-    "options": {"queue": "journeys"},
-}
-WORKFLOWS_BATCH_SIZE = env_int("WORKFLOWS_BATCH_SIZE", 1000)
-WORKFLOWS_RUNNERS = env_int("WORKFLOWS_RUNNERS", 2)
-WORKFLOWS_CLAIM_SECONDS = env_int("WORKFLOWS_CLAIM_SECONDS", 300)
-WORKFLOWS_SEND_RECHECK_SECONDS = env_int("WORKFLOWS_SEND_RECHECK_SECONDS", 60)
-
-# --- Delivery dispatcher ----------------------------------------------------------------
+# --- Delivery dispatcher --------------------------------------------------------------
 TIDINGS_DISPATCH_BATCH_SIZE = env_int("TIDINGS_DISPATCH_BATCH_SIZE", 500)
 # A claim older than this is presumed lost (worker died) and is retried by the sweeper;
 # it must comfortably exceed the slowest provider call of a batch.
@@ -315,20 +311,27 @@ TIDINGS_CONNECTOR_FAILURE_THRESHOLD = env_int("TIDINGS_CONNECTOR_FAILURE_THRESHO
 TIDINGS_DRYRUN_DEFAULTS: dict = {}
 CELERY_BEAT_SCHEDULE["delivery-sweep"] = {"task": "delivery.sweep", "schedule": 5.0}
 
-# --- Real provider channels ---------------------------------------------------------------
+# --- Real provider channels -----------------------------------------------------------
 # Public base URL providers call back (Twilio status callbacks); empty: not sent.
 TIDINGS_PUBLIC_URL = env_str("TIDINGS_PUBLIC_URL", "")
 # Outgoing and chat webhooks refuse private / loopback / link-local targets unless set.
 TIDINGS_WEBHOOK_ALLOW_PRIVATE = env_bool("TIDINGS_WEBHOOK_ALLOW_PRIVATE", False)
-# Under ASGI every request runs in a thread of its own, so persistent connections pile up
-# (one per dead thread) until Postgres refuses more. DB_POOL=1 gives the web process a
-# psycopg pool instead (Django requires CONN_MAX_AGE=0 with it).
-if DATABASE_URL and env_bool("DB_POOL", False):
-    DATABASES["default"]["CONN_MAX_AGE"] = 0
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
-    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-        "min_size": env_int("DB_POOL_MIN", 2),
-        "max_size": env_int("DB_POOL_MAX", 8),
-        "timeout": 10,
-    }
-CELERY_BEAT_SCHEDULE["subscribers-imports-sweep"] = {"task": "subscribers.imports_sweep", "schedule": 60.0}
+
+# --- Notifications (publish API) ------------------------------------------------------
+# How long "template key" (latest version) stays cached per process; "key@N" is immutable.
+TIDINGS_TEMPLATE_CACHE_SECONDS = env_int("TIDINGS_TEMPLATE_CACHE_SECONDS", 5)
+# Benchmark-only URL (a bare DRF two-row insert) used by `manage.py bench_publish`.
+TIDINGS_BENCH_ENDPOINTS = env_bool("TIDINGS_BENCH_ENDPOINTS", False)
+CELERY_BEAT_SCHEDULE["notifications-relay-sweep"] = {"task": "notifications.relay_sweep", "schedule": 15.0}
+CELERY_BEAT_SCHEDULE["notifications-broadcast-sweep"] = {"task": "notifications.broadcast_sweep", "schedule": 60.0}
+
+# --- Workflows (journeys) -------------------------------------------------------------
+CELERY_BEAT_SCHEDULE["workflows-sweep"] = {
+    "task": "workflows.sweep",
+    "schedule": 60.0,
+    "options": {"queue": "journeys"},
+}
+WORKFLOWS_BATCH_SIZE = env_int("WORKFLOWS_BATCH_SIZE", 1000)
+WORKFLOWS_RUNNERS = env_int("WORKFLOWS_RUNNERS", 2)
+WORKFLOWS_CLAIM_SECONDS = env_int("WORKFLOWS_CLAIM_SECONDS", 300)
+WORKFLOWS_SEND_RECHECK_SECONDS = env_int("WORKFLOWS_SEND_RECHECK_SECONDS", 60)
