@@ -1,0 +1,304 @@
+"""The delivery ledger: templates, connectors, deliveries and everything that happened to them.
+
+Postgres rows are the queue of record. A Delivery is claimed by the dispatcher with
+``FOR UPDATE SKIP LOCKED``; the partial indexes below keep that claim cheap however many
+finished rows pile up (they only contain rows that are waiting).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import models
+from django.db.models import Q
+
+from apps.core import crypto
+from apps.core.models import ProjectScopedModel
+from apps.subscribers.models import Channel
+
+
+class Lane(models.TextChoices):
+    HIGH = "high", "High"
+    NORMAL = "normal", "Normal"
+    BULK = "bulk", "Bulk"
+
+
+class Layout(ProjectScopedModel):
+    """An email shell; ``{{ content }}`` marks where a message's HTML goes."""
+
+    name = models.CharField(max_length=200)
+    html = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="layout_name_unique_per_project")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Template(ProjectScopedModel):
+    """A named message; its content lives in immutable versions, one content block per channel."""
+
+    key = models.SlugField(max_length=100)
+    # The channel the template was created for; a version may carry content for others too.
+    channel = models.CharField(max_length=16, choices=Channel.choices)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "key"], name="template_key_unique_per_project")]
+
+    def __str__(self) -> str:
+        return self.key
+
+
+class TemplateVersion(ProjectScopedModel):
+    """Content per channel, e.g. ``{"email": {"subject", "text", "html"}, "sms": {"text"}}``.
+
+    Once ``published_at`` is set the row never changes (a database trigger refuses updates),
+    so whatever was sent can always be traced to the exact words used.
+    """
+
+    template = models.ForeignKey(Template, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    content = models.JSONField(default=dict)
+    layout = models.ForeignKey(Layout, null=True, blank=True, on_delete=models.PROTECT, related_name="+")
+    # Strict: a variable missing at render time fails the delivery instead of rendering "".
+    strict = models.BooleanField(default=False)
+    published_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["template", "number"], name="template_version_number_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.template_id}@{self.number}"
+
+    @property
+    def channels(self) -> list[str]:
+        return sorted(self.content)
+
+
+class Connector(ProjectScopedModel):
+    """A project's account at a provider for one channel; credentials encrypted at rest."""
+
+    class Status(models.TextChoices):
+        HEALTHY = "healthy", "Healthy"
+        FAILING = "failing", "Failing"
+
+    channel = models.CharField(max_length=16, choices=Channel.choices)
+    provider = models.CharField(max_length=32)
+    name = models.CharField(max_length=200, blank=True, default="")
+    credentials_encrypted = models.TextField(blank=True, default="")
+    credentials_hint = models.CharField(max_length=16, blank=True, default="")
+    settings = models.JSONField(default=dict, blank=True)
+    is_default = models.BooleanField(default=False)
+    secondary = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.HEALTHY)
+    last_error = models.TextField(blank=True, default="")
+    last_success_at = models.DateTimeField(null=True, blank=True)
+    last_failure_at = models.DateTimeField(null=True, blank=True)
+    consecutive_failures = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "channel"], condition=Q(is_default=True), name="connector_one_default_per_channel"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.channel}:{self.provider} ({self.name or self.pk})"
+
+    @property
+    def credentials(self) -> dict[str, Any]:
+        return crypto.decrypt_json(self.credentials_encrypted) if self.credentials_encrypted else {}
+
+    def set_credentials(self, credentials: dict[str, Any]) -> None:
+        self.credentials_encrypted = crypto.encrypt_json(credentials) if credentials else ""
+        secret = max((str(v) for v in credentials.values()), key=len, default="")
+        self.credentials_hint = crypto.last_characters(secret)
+
+
+class Delivery(ProjectScopedModel):
+    class State(models.TextChoices):
+        SCHEDULED = "scheduled", "Scheduled"
+        QUEUED = "queued", "Queued"
+        CLAIMED = "claimed", "Claimed"
+        RETRYING = "retrying", "Retrying"
+        SENT = "sent", "Sent"
+        DELIVERED = "delivered", "Delivered"
+        BOUNCED = "bounced", "Bounced"
+        COMPLAINED = "complained", "Complained"
+        FAILED = "failed", "Failed (dead letter)"
+        SUPPRESSED = "suppressed", "Suppressed"
+        OPTED_OUT = "opted_out", "Opted out"
+        CANCELLED = "cancelled", "Cancelled"
+
+    PENDING_STATES = ("scheduled", "queued", "retrying")
+    CLAIMABLE_STATES = ("queued", "retrying")
+
+    channel = models.CharField(max_length=16, choices=Channel.choices)
+    destination = models.CharField(max_length=1024)
+    subscriber = models.ForeignKey(
+        "subscribers.Subscriber", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
+    )
+    origin_kind = models.CharField(max_length=32)
+    origin_id = models.CharField(max_length=64)
+    template_version = models.ForeignKey(
+        TemplateVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="+", db_index=False
+    )
+    # Pre-rendered content, for origins that send without a template (batch message APIs).
+    content = models.JSONField(null=True, blank=True)
+    context = models.JSONField(default=dict, blank=True)
+    lane = models.CharField(max_length=8, choices=Lane.choices, default=Lane.NORMAL)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED)
+    state_reason = models.CharField(max_length=255, blank=True, default="")
+    category = models.CharField(max_length=64, blank=True, default="")
+    due_at = models.DateTimeField()
+    attempts = models.PositiveSmallIntegerField(default=0)
+    attempt_budget = models.PositiveSmallIntegerField(default=5)
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    # Identifies one claim; results are recorded only while the claim is still this one.
+    claim_token = models.BigIntegerField(null=True, blank=True)
+    delivery_key = models.CharField(max_length=255)
+    # Fewer indexes on the hot table: each one costs every insert of a million-row fan-out.
+    connector = models.ForeignKey(
+        Connector, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
+    )
+    provider_reference = models.CharField(max_length=255, blank=True, default="")
+    last_error = models.TextField(blank=True, default="")
+    # Dead letters keep what would have been sent, so a replay or an inquiry can see it.
+    payload_snapshot = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "delivery_key"], name="delivery_key_unique_per_project"),
+        ]
+        indexes = [
+            # The claim for high/normal lanes: due order. Partial, so it holds waiting rows only.
+            models.Index(
+                fields=["lane", "due_at", "id"],
+                condition=Q(state__in=["queued", "retrying"]),
+                name="delivery_claimable",
+            ),
+            # The bulk lane claims with a keyset cursor on id (campaign fan-outs are id-ordered).
+            models.Index(
+                fields=["lane", "id"], condition=Q(state__in=["queued", "retrying"]), name="delivery_claimable_by_id"
+            ),
+            models.Index(fields=["claimed_until"], condition=Q(state="claimed"), name="delivery_claim_expiry"),
+            models.Index(fields=["due_at"], condition=Q(state="scheduled"), name="delivery_scheduled_due"),
+            models.Index(fields=["project", "origin_kind", "origin_id"], name="delivery_origin"),
+            models.Index(fields=["subscriber", "id"], name="delivery_subscriber_history"),
+            models.Index(fields=["project", "id"], condition=Q(state="failed"), name="delivery_dead_letters"),
+            models.Index(
+                fields=["project", "provider_reference"],
+                condition=~Q(provider_reference=""),
+                name="delivery_provider_reference",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.channel} → {self.destination} ({self.state})"
+
+
+class Attempt(ProjectScopedModel):
+    """One provider call. Written before the call, completed after: a row with no outcome
+    is a call whose worker died (the sweeper marks it ``lost``)."""
+
+    class Outcome(models.TextChoices):
+        PENDING = "", "In flight"
+        ACCEPTED = "accepted", "Accepted"
+        RETRYABLE = "retryable", "Retryable"
+        PERMANENT = "permanent", "Permanent"
+        LOST = "lost", "Lost (worker died)"
+
+    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempt_rows", db_index=False)
+    number = models.PositiveSmallIntegerField()
+    connector = models.ForeignKey(
+        Connector, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
+    )
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=16, choices=Outcome.choices, blank=True, default="")
+    provider_code = models.CharField(max_length=64, blank=True, default="")
+    provider_message = models.TextField(blank=True, default="")
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["delivery", "number"], name="attempt_by_delivery")]
+
+
+class DeliveryEvent(ProjectScopedModel):
+    """Append-only (a trigger refuses updates): every state change of a delivery.
+
+    Metrics read from here, never from the rows workers are writing.
+    """
+
+    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="events", db_index=False)
+    channel = models.CharField(max_length=16)
+    state = models.CharField(max_length=16)
+    reason = models.TextField(blank=True, default="")
+    at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["delivery", "id"], name="event_by_delivery"),
+            models.Index(fields=["project", "at"], name="event_by_time"),
+        ]
+
+
+class Suppression(ProjectScopedModel):
+    class Reason(models.TextChoices):
+        BOUNCE = "bounce", "Hard bounce"
+        COMPLAINT = "complaint", "Complaint"
+        UNSUBSCRIBE = "unsubscribe", "Unsubscribed"
+        MANUAL = "manual", "Added by hand"
+
+    channel = models.CharField(max_length=16, choices=Channel.choices)
+    address = models.CharField(max_length=1024)
+    reason = models.CharField(max_length=16, choices=Reason.choices)
+    source = models.CharField(max_length=255, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "channel", "address"], name="suppression_unique_address_per_project"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.channel}:{self.address} ({self.reason})"
+
+
+class Receipt(ProjectScopedModel):
+    """A provider's report about a sent message, kept once per provider event id."""
+
+    provider_event_id = models.CharField(max_length=255)
+    delivery = models.ForeignKey(Delivery, null=True, blank=True, on_delete=models.SET_NULL, related_name="receipts")
+    connector = models.ForeignKey(Connector, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    status = models.CharField(max_length=16)
+    provider_reference = models.CharField(max_length=255, blank=True, default="")
+    hard_bounce = models.BooleanField(default=False)
+    description = models.TextField(blank=True, default="")
+    raw = models.JSONField(default=dict, blank=True)
+    occurred_at = models.DateTimeField()
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["project", "provider_event_id"], name="receipt_event_unique_per_project")
+        ]
+        indexes = [models.Index(fields=["delivery"], name="receipt_by_delivery")]

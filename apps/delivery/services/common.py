@@ -1,0 +1,42 @@
+"""Small helpers shared by the delivery services: event rows and origin notification."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from django.db import connection
+
+from apps.core.registry import RegistryError
+from apps.delivery.origins import FinalOutcome, origin_listeners
+
+log = logging.getLogger(__name__)
+
+EVENT_COLUMNS = ("project_id", "delivery_id", "channel", "state", "reason", "at")
+
+
+def events_write(rows: Iterable[tuple[int, int, str, str, str, datetime]]) -> int:
+    """Append events with COPY: (project_id, delivery_id, channel, state, reason, at)."""
+    rows = list(rows)
+    if not rows:
+        return 0
+    with connection.cursor() as cursor:
+        raw = cursor.cursor
+        with raw.copy(f"COPY delivery_deliveryevent ({', '.join(EVENT_COLUMNS)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+    return len(rows)
+
+
+def origins_notify(outcomes: Sequence[FinalOutcome]) -> None:
+    """Hand final outcomes to the listener registered for each origin kind, in batches."""
+    by_kind: dict[str, list[FinalOutcome]] = {}
+    for outcome in outcomes:
+        by_kind.setdefault(outcome.origin_kind, []).append(outcome)
+    for kind, items in by_kind.items():
+        try:
+            listener = origin_listeners.get(kind)
+        except RegistryError:
+            continue  # origins that do not care about outcomes register nothing
+        listener(items)

@@ -1,0 +1,96 @@
+"""Templates, their immutable versions, and email layouts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from apps.core.errors import ApplicationError, Conflict, NotFound
+from apps.delivery.models import Layout, Template, TemplateVersion
+from apps.delivery.rendering import compile_content
+from apps.delivery.sanitiser import layout_findings
+from apps.projects.models import Project
+from apps.subscribers.models import Channel
+
+CHANNELS = {c.value for c in Channel}
+
+
+@transaction.atomic
+def template_create(*, project: Project, key: str, channel: str, name: str = "", description: str = "") -> Template:
+    if channel not in CHANNELS:
+        raise ApplicationError(f"Unknown channel {channel!r}.", code="invalid_channel", field="channel")
+    if Template.objects.for_project(project).filter(key=key).exists():
+        raise Conflict(f"A template with key {key!r} already exists.", code="template_exists", field="key")
+    return Template.objects.create(project=project, key=key, channel=channel, name=name or key, description=description)
+
+
+@transaction.atomic
+def template_version_create(
+    *,
+    template: Template,
+    content: dict[str, Any],
+    layout: Layout | None = None,
+    strict: bool = False,
+    publish: bool = False,
+) -> TemplateVersion:
+    """A new draft (or, with ``publish``, published) version; content is checked by compiling it."""
+    unknown = set(content) - CHANNELS
+    if not content or unknown:
+        raise ApplicationError(
+            f"Content needs one block per channel; unknown: {', '.join(sorted(unknown)) or 'none given'}.",
+            code="invalid_content",
+            field="content",
+        )
+    if layout is not None and layout.project_id != template.project_id:
+        raise NotFound("Layout not found.", code="layout_not_found", field="layout")
+    compile_content(content, strict=strict)
+    # Lock the template so two editors never get the same version number.
+    Template.objects.select_for_update().filter(pk=template.pk).first()
+    number = (template.versions.aggregate(n=Max("number"))["n"] or 0) + 1
+    return TemplateVersion.objects.create(
+        project_id=template.project_id,
+        template=template,
+        number=number,
+        content=content,
+        layout=layout,
+        strict=strict,
+        published_at=timezone.now() if publish else None,
+    )
+
+
+@transaction.atomic
+def template_version_publish(*, version: TemplateVersion) -> TemplateVersion:
+    if version.published_at is not None:
+        return version
+    version.published_at = timezone.now()
+    version.save(update_fields=["published_at"])
+    return version
+
+
+@transaction.atomic
+def layout_save(*, project: Project, name: str, html: str, layout: Layout | None = None) -> Layout:
+    findings = layout_findings(html)
+    if findings:
+        raise ApplicationError(
+            f"The layout contains active content that email must not carry: {'; '.join(findings)}.",
+            code="unsafe_layout",
+            field="html",
+            extra={"findings": findings},
+        )
+    if "content" not in html:
+        raise ApplicationError(
+            "A layout must place the message with {{ content }}.", code="invalid_layout", field="html"
+        )
+    compile_content({"email": {"html": html}})
+    if layout is None:
+        if Layout.objects.for_project(project).filter(name=name).exists():
+            raise Conflict(f"A layout named {name!r} already exists.", code="layout_exists", field="name")
+        return Layout.objects.create(project=project, name=name, html=html)
+    if layout.project_id != project.pk:
+        raise NotFound("Layout not found.", code="layout_not_found")
+    layout.name, layout.html = name, html
+    layout.save(update_fields=["name", "html", "updated_at"])
+    return layout

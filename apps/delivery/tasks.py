@@ -1,0 +1,25 @@
+"""Thin Celery tasks of the delivery app: dispatcher wake-ups, the sweeper, dry-run receipts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import shared_task
+
+from apps.delivery.channels.base import ReceiptEvent, ReceiptStatus
+
+RECEIPT_RETRIES = 10
+
+
+@shared_task(name="delivery.dryrun_receipts", ignore_result=True, acks_late=True)
+def dryrun_receipts(project_id: int, connector_id: int | None, events: list[dict[str, Any]], tries: int = 0) -> int:
+    """Feed simulated provider receipts through the same ingest as real webhooks."""
+    from apps.delivery.services import receipt_ingest
+
+    parsed = [ReceiptEvent(**{**e, "status": ReceiptStatus(e["status"])}) for e in events]
+    result = receipt_ingest(project_id=project_id, events=parsed, connector_id=connector_id)
+    if result.pending and tries < RECEIPT_RETRIES:
+        # The send is still being recorded: the receipt outran it, as real webhooks can.
+        pending = [e for e in events if e["provider_event_id"] in {p.provider_event_id for p in result.pending}]
+        dryrun_receipts.apply_async(args=[project_id, connector_id, pending, tries + 1], countdown=1 + tries)
+    return result.recorded
