@@ -16,3 +16,4 @@ NAVIGATION: list[NavItem] = [
     NavItem("Overview", "console:home", "overview"),
     NavItem("API keys", "governance_console:keys", "keys"),
 ]
+NAVIGATION.append(NavItem("Campaigns", "campaigns_console:list", "campaigns"))

@@ -256,3 +256,10 @@ TIDINGS_IDEMPOTENCY_PROJECT_RESOLVER = "apps.governance.authentication.project_i
 # run never delays a one-time code.
 TIDINGS_WORKER_QUEUES = ["default", "high", "normal", "bulk", "journeys", "campaigns"]
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+# Campaign control loops (beat only): AIMD + breaker + samples, reaper, reconciler.
+CELERY_BEAT_SCHEDULE |= {
+    "campaigns-control": {"task": "campaigns.control_tick", "schedule": 2.0},
+    "campaigns-reaper": {"task": "campaigns.reaper", "schedule": 15.0},
+    "campaigns-reconciler": {"task": "campaigns.reconciler", "schedule": 20.0},
+    "campaigns-start-due": {"task": "campaigns.start_due", "schedule": 10.0},
+}

@@ -1,0 +1,66 @@
+"""Signed one-click unsubscribe links (RFC 8058).
+
+The token carries project, campaign, channel and address, signed with Django's signing
+(secret key + a salt of our own) and time-stamped, so it cannot be forged, expires, and
+cannot be replayed against another project's campaign.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core import signing
+
+SALT = "tidings.campaigns.unsubscribe.v1"
+
+
+class UnsubscribeTokenError(Exception):
+    """The token is forged, expired or names something that does not exist."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+@dataclass(frozen=True)
+class UnsubscribeClaim:
+    project_id: int
+    campaign_id: int
+    channel: str
+    address: str
+
+
+def max_age_seconds() -> int:
+    return int(getattr(settings, "TIDINGS_UNSUBSCRIBE_MAX_AGE", 180 * 86400))
+
+
+def unsubscribe_token(*, project_id: int, campaign_id: int, address: str, channel: str = "email") -> str:
+    return signing.dumps({"p": project_id, "c": campaign_id, "a": address, "ch": channel}, salt=SALT, compress=True)
+
+
+def unsubscribe_token_read(token: str) -> UnsubscribeClaim:
+    try:
+        data = signing.loads(token, salt=SALT, max_age=max_age_seconds())
+    except signing.SignatureExpired:
+        raise UnsubscribeTokenError("expired", "This unsubscribe link has expired.") from None
+    except signing.BadSignature:
+        raise UnsubscribeTokenError("invalid", "This unsubscribe link is not valid.") from None
+    try:
+        return UnsubscribeClaim(int(data["p"]), int(data["c"]), str(data["ch"]), str(data["a"]))
+    except (KeyError, TypeError, ValueError):
+        raise UnsubscribeTokenError("invalid", "This unsubscribe link is not valid.") from None
+
+
+def unsubscribe_url(token: str) -> str:
+    base = str(getattr(settings, "WAGTAILADMIN_BASE_URL", "http://127.0.0.1:8000")).rstrip("/")
+    return f"{base}/u/{token}"
+
+
+def unsubscribe_headers(*, project_id: int, campaign_id: int, address: str, channel: str = "email") -> dict[str, str]:
+    """The two RFC 8058 headers every campaign email carries."""
+    url = unsubscribe_url(
+        unsubscribe_token(project_id=project_id, campaign_id=campaign_id, address=address, channel=channel)
+    )
+    return {"List-Unsubscribe": f"<{url}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}
