@@ -1,48 +1,42 @@
 """The campaigns side of the provider-account token bucket (owned by apps.delivery.ratelimit).
 
-AIMD steers the bucket's rate and reads the dispatcher's per-account counters. Until the
-delivery rate limiter exposes these, the same Redis keys are read and written here.
+AIMD steers the account bucket's rate and reads the dispatcher's per-account counters.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from apps.delivery.redis_client import get_redis
+from django.conf import settings
 
-try:  # pragma: no cover - depends on which delivery version is installed
-    from apps.delivery import ratelimit as _ratelimit
-except ImportError:  # pragma: no cover
-    _ratelimit = None  # type: ignore[assignment]
+try:
+    from apps.delivery import ratelimit
+except ImportError:  # an older delivery app without the shared rate limiter
+    ratelimit = None  # type: ignore[assignment]
 
 
 def account_key_for(connector: Any) -> str:
-    if _ratelimit is not None and hasattr(_ratelimit, "account_key_for"):
-        return str(_ratelimit.account_key_for(connector))
+    """Same rule as the dispatcher: the connector's ``account`` setting, else the connector."""
     if connector is None:
-        return "default"
+        return "connector:None"
     return str((connector.settings or {}).get("account") or f"connector:{connector.pk}")
 
 
 def bucket_set_rate(account: str, rate: float) -> None:
-    if _ratelimit is not None and hasattr(_ratelimit, "bucket_set_rate"):
-        _ratelimit.bucket_set_rate(account, rate)
+    # A burst of about a fifth of a second keeps a freshly raised rate from arriving as a herd.
+    if ratelimit is None:
         return
-    get_redis().hset(f"tidings:ratelimit:account:{account}", "rate", rate)
+    ratelimit.bucket_set_rate(f"acct:{account}", rate, burst=max(rate / 5, 50.0))
+
+
+def window_seconds() -> int:
+    return int(getattr(settings, "TIDINGS_CAMPAIGN_AIMD_WINDOW_SECONDS", 2))
 
 
 def account_counters(account: str) -> dict[str, float]:
-    """Accepted and throttled answers since the previous call, and the seconds covered."""
-    if _ratelimit is not None and hasattr(_ratelimit, "account_counters"):
-        return dict(_ratelimit.account_counters(account))
-    redis = get_redis()
-    key = f"tidings:ratelimit:counters:{account}"
-    pipe = redis.pipeline()
-    pipe.hgetall(key)
-    pipe.delete(key)
-    raw, _ = pipe.execute()
-    now = time.time()
-    last = float(redis.getset(f"{key}:last", now) or now)
-    values = {k.decode(): float(v) for k, v in raw.items()}
-    return {"ok": values.get("ok", 0), "throttled": values.get("throttled", 0), "seconds": max(0.0, now - last)}
+    """Accepted and throttled answers over the last few seconds (the control interval)."""
+    seconds = window_seconds()
+    if ratelimit is None:
+        return {"ok": 0, "throttled": 0, "seconds": seconds}
+    counts = ratelimit.account_counters(account, window_seconds=seconds)
+    return {"ok": counts.get("ok", 0), "throttled": counts.get("throttled", 0), "seconds": seconds}
