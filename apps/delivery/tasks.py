@@ -23,3 +23,19 @@ def dryrun_receipts(project_id: int, connector_id: int | None, events: list[dict
         pending = [e for e in events if e["provider_event_id"] in {p.provider_event_id for p in result.pending}]
         dryrun_receipts.apply_async(args=[project_id, connector_id, pending, tries + 1], countdown=1 + tries)
     return result.recorded
+
+
+@shared_task(name="delivery.dispatch_lane", ignore_result=True, acks_late=True)
+def dispatch_lane(lane: str) -> dict[str, int]:
+    """A wake-up: drain ``lane`` (and the lanes above it, 3:2:1). Safe to run any number of times."""
+    from apps.delivery.dispatch import dispatch_lane_run
+
+    return dispatch_lane_run(lane)
+
+
+@shared_task(name="delivery.sweep", ignore_result=True)
+def sweep() -> dict[str, int]:
+    """Beat: reclaim expired claims, release due scheduled sends, re-wake lanes with due work."""
+    from apps.delivery.dispatch import sweep as run_sweep
+
+    return run_sweep()

@@ -256,6 +256,23 @@ TIDINGS_IDEMPOTENCY_PROJECT_RESOLVER = "apps.governance.authentication.project_i
 # run never delays a one-time code.
 TIDINGS_WORKER_QUEUES = ["default", "high", "normal", "bulk", "journeys", "campaigns"]
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+
+# --- Delivery dispatcher ----------------------------------------------------------------
+TIDINGS_DISPATCH_BATCH_SIZE = env_int("TIDINGS_DISPATCH_BATCH_SIZE", 500)
+# A claim older than this is presumed lost (worker died) and is retried by the sweeper;
+# it must comfortably exceed the slowest provider call of a batch.
+TIDINGS_DISPATCH_CLAIM_TTL_SECONDS = env_int("TIDINGS_DISPATCH_CLAIM_TTL_SECONDS", 120)
+TIDINGS_DISPATCH_RUN_SECONDS = env_int("TIDINGS_DISPATCH_RUN_SECONDS", 20)
+TIDINGS_DELIVERY_ATTEMPT_BUDGET = env_int("TIDINGS_DELIVERY_ATTEMPT_BUDGET", 5)
+TIDINGS_RETRY_POLICY = {
+    "default": {
+        "base_seconds": env_int("TIDINGS_RETRY_BASE_MS", 5000) / 1000,
+        "cap_seconds": env_int("TIDINGS_RETRY_CAP_SECONDS", 3600),
+    },
+}
+TIDINGS_CONNECTOR_FAILURE_THRESHOLD = env_int("TIDINGS_CONNECTOR_FAILURE_THRESHOLD", 50)
+TIDINGS_DRYRUN_DEFAULTS: dict = {}
+CELERY_BEAT_SCHEDULE["delivery-sweep"] = {"task": "delivery.sweep", "schedule": 5.0}
 # Campaign control loops (beat only): AIMD + breaker + samples, reaper, reconciler.
 CELERY_BEAT_SCHEDULE |= {
     "campaigns-control": {"task": "campaigns.control_tick", "schedule": 2.0},

@@ -1,0 +1,127 @@
+"""Everything a batch needs before the provider call, loaded in a few set-based queries."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from django.db import connection
+
+from apps.core.errors import NotFound
+from apps.delivery.channels.base import ChannelAdapter, ConnectorConfig, adapters
+from apps.delivery.dispatch.claim import Claimed
+from apps.delivery.models import TemplateVersion
+from apps.delivery.ratelimit import Buckets, buckets_for
+from apps.delivery.services.connectors import connector_resolve
+from apps.delivery.services.suppression import address_normalise
+
+CACHE_SECONDS = 10.0
+
+
+class _Expiring:
+    def __init__(self, seconds: float, size: int = 1024) -> None:
+        self.seconds, self.size = seconds, size
+        self.items: dict[Any, tuple[float, Any]] = {}
+
+    def get(self, key: Any) -> Any:
+        hit = self.items.get(key)
+        if hit is not None and hit[0] > time.monotonic():
+            return hit[1]
+        return None
+
+    def put(self, key: Any, value: Any) -> None:
+        if len(self.items) >= self.size:
+            self.items.clear()
+        self.items[key] = (time.monotonic() + self.seconds, value)
+
+
+class Sender:
+    """A resolved connector with its adapter and buckets, reused across batches."""
+
+    def __init__(self, config: ConnectorConfig) -> None:
+        self.config = config
+        self.adapter: ChannelAdapter = adapters.get(f"{config.channel}:{config.provider}")(config)
+        self.buckets: Buckets = buckets_for(config)
+
+
+_senders = _Expiring(CACHE_SECONDS)
+# Published versions never change; the layout they point at may, hence a short life.
+_versions = _Expiring(60.0, size=512)
+
+
+def sender_for(project_id: int, channel: str, connector_id: int | None) -> Sender | NotFound:
+    key = (project_id, channel, connector_id)
+    sender = _senders.get(key)
+    if sender is None:
+        try:
+            sender = Sender(connector_resolve(project_id, channel, connector_id))
+        except NotFound as exc:
+            sender = exc
+        _senders.put(key, sender)
+    return sender
+
+
+def versions_load(ids: Iterable[int]) -> dict[int, TemplateVersion]:
+    wanted = set(ids)
+    found = {pk: v for pk in wanted if (v := _versions.get(pk)) is not None}
+    missing = wanted - set(found)
+    if missing:
+        for version in TemplateVersion.objects.filter(pk__in=missing).select_related("layout"):
+            _versions.put(version.pk, version)
+            found[version.pk] = version
+    return found
+
+
+def subscribers_load(ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    ids = list({i for i in ids if i is not None})
+    if not ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, external_id, email, phone, locale, timezone, attributes"
+            " FROM subscribers_subscriber WHERE id = ANY(%s)",
+            [ids],
+        )
+        rows = cursor.fetchall()
+    import json
+
+    return {
+        r[0]: {
+            "id": r[0],
+            "external_id": r[1],
+            "email": r[2],
+            "phone": r[3],
+            "locale": r[4],
+            "timezone": r[5],
+            "attributes": json.loads(r[6]) if isinstance(r[6], str) else (r[6] or {}),
+        }
+        for r in rows
+    }
+
+
+def suppressed_addresses(project_id: int, channel: str, rows: list[Claimed]) -> set[str]:
+    addresses = list({address_normalise(channel, r.destination) for r in rows})
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT address FROM delivery_suppression WHERE project_id = %s AND channel = %s AND address = ANY(%s)",
+            [project_id, channel, addresses],
+        )
+        return {r[0] for r in cursor.fetchall()}
+
+
+def opted_out(project_id: int, channel: str, rows: list[Claimed]) -> dict[int, set[str]]:
+    """subscriber id → categories opted out of on this channel ("" is the whole channel)."""
+    ids = list({r.subscriber_id for r in rows if r.subscriber_id is not None})
+    if not ids:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT subscriber_id, category FROM subscribers_channelpreference"
+            " WHERE project_id = %s AND channel = %s AND opted_out AND subscriber_id = ANY(%s)",
+            [project_id, channel, ids],
+        )
+        out: dict[int, set[str]] = {}
+        for subscriber_id, category in cursor.fetchall():
+            out.setdefault(subscriber_id, set()).add(category)
+        return out

@@ -1,0 +1,186 @@
+"""One group of a claimed batch (same project, channel, connector): screen, gate, render, send."""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from apps.core.errors import NotFound
+from apps.delivery import ratelimit
+from apps.delivery.channels.base import OutboundMessage, Outcome, SendResult
+from apps.delivery.dispatch.claim import Claimed
+from apps.delivery.dispatch.outcome import RowResult
+from apps.delivery.dispatch.prepare import (
+    Sender,
+    opted_out,
+    sender_for,
+    subscribers_load,
+    suppressed_addresses,
+    versions_load,
+)
+from apps.delivery.rendering import TemplateError, render, render_context
+from apps.delivery.services.suppression import address_normalise
+
+log = logging.getLogger(__name__)
+
+ATTEMPT_COLUMNS = "project_id, delivery_id, number, connector_id, started_at, outcome, provider_code, provider_message"
+
+
+def backoff_seconds(channel: str, attempts: int, retry_after: float | None = None) -> float:
+    """min(base · 2^attempt + jitter, cap), never sooner than the provider asked."""
+    policy = {**settings.TIDINGS_RETRY_POLICY.get("default", {}), **settings.TIDINGS_RETRY_POLICY.get(channel, {})}
+    base, cap = float(policy["base_seconds"]), float(policy["cap_seconds"])
+    delay = min(base * (2 ** max(attempts - 1, 0)) + random.uniform(0, base), cap)
+    return max(delay, retry_after or 0.0)
+
+
+def _screen(project_id: int, channel: str, rows: list[Claimed]) -> tuple[list[Claimed], list[RowResult]]:
+    suppressed = suppressed_addresses(project_id, channel, rows)
+    opt_outs = opted_out(project_id, channel, rows)
+    keep: list[Claimed] = []
+    ended: list[RowResult] = []
+    for row in rows:
+        if suppressed and address_normalise(channel, row.destination) in suppressed:
+            ended.append(RowResult(row, "suppressed", reason=f"{row.destination} is on the suppression list"))
+            continue
+        categories = opt_outs.get(row.subscriber_id) if row.subscriber_id is not None else None
+        if categories and ("" in categories or (row.category and row.category in categories)):
+            which = "" if "" in categories else f" category {row.category}"
+            ended.append(RowResult(row, "opted_out", reason=f"subscriber opted out of {channel}{which}"))
+            continue
+        keep.append(row)
+    return keep, ended
+
+
+def _gate(sender: Sender, rows: list[Claimed], now: datetime) -> tuple[list[Claimed], list[RowResult]]:
+    granted, wait, rate = ratelimit.reserve(sender.buckets, len(rows))
+    if granted >= len(rows):
+        return rows, []
+    deferred = []
+    spacing = 1 / rate if rate > 0 else 0.0
+    for position, row in enumerate(rows[granted:]):
+        # Spread the rest over the time the bucket needs, instead of a herd at one instant.
+        due = now + timedelta(seconds=max(wait, spacing) + position * spacing)
+        deferred.append(RowResult(row, "queued", reason="rate limited", due_at=due))
+    return rows[:granted], deferred
+
+
+def _render(rows: list[Claimed], channel: str) -> tuple[list[tuple[Claimed, dict[str, Any]]], list[RowResult]]:
+    versions = versions_load(r.template_version_id for r in rows if r.template_version_id is not None)
+    people = subscribers_load(r.subscriber_id for r in rows if r.template_version_id is not None)
+    ready: list[tuple[Claimed, dict[str, Any]]] = []
+    failed: list[RowResult] = []
+    for row in rows:
+        if row.template_version_id is None:
+            ready.append((row, row.content or {}))
+            continue
+        try:
+            context = render_context(people.get(row.subscriber_id), row.context)
+            ready.append((row, render(versions[row.template_version_id], context, channel=channel)))
+        except TemplateError as exc:
+            failed.append(
+                RowResult(
+                    row,
+                    "failed",
+                    reason=exc.message,
+                    code=exc.code,
+                    snapshot={"template_version_id": row.template_version_id, "context": row.context},
+                )
+            )
+    return ready, failed
+
+
+def _attempts_write(sender: Sender, rows: list[Claimed], now: datetime) -> None:
+    # Committed before the provider is called: a crash mid-send leaves the evidence.
+    with (
+        connection.cursor() as cursor,
+        cursor.cursor.copy(f"COPY delivery_attempt ({ATTEMPT_COLUMNS}) FROM STDIN") as copy,
+    ):
+        for row in rows:
+            copy.write_row((row.project_id, row.id, row.attempts + 1, sender.config.connector_id, now, "", "", ""))
+
+
+def _classify(row: Claimed, content: dict[str, Any], result: SendResult, latency_ms: int, now: datetime) -> RowResult:
+    base = {
+        "attempted": True,
+        "outcome": str(result.outcome),
+        "code": result.code[:64],
+        "message": result.message[:2000],
+        "latency_ms": latency_ms,
+        "throttled": result.throttled,
+    }
+    if result.outcome == Outcome.ACCEPTED:
+        return RowResult(row, "sent", reference=result.provider_reference[:255], **base)
+    attempts = row.attempts + 1
+    error = f"{result.code}: {result.message}".strip(": ")
+    snapshot = {"destination": row.destination, "content": content}
+    if result.outcome == Outcome.PERMANENT:
+        return RowResult(row, "failed", reason=f"permanent: {error}", snapshot=snapshot, **base)
+    budget = row.attempt_budget
+    if result.throttled:
+        budget = min(budget + 1, 100)  # throttling is rate control, not a failing message
+    if attempts >= budget:
+        return RowResult(row, "failed", reason=f"exhausted {attempts} attempts: {error}", snapshot=snapshot, **base)
+    due = now + timedelta(seconds=backoff_seconds(row.channel, attempts, result.retry_after))
+    result_row = RowResult(row, "retrying", reason=error, due_at=due, **base)
+    result_row.extra["budget"] = budget
+    return result_row
+
+
+def _send(sender: Sender, ready: list[tuple[Claimed, dict[str, Any]]], now: datetime) -> list[RowResult]:
+    adapter = sender.adapter
+    out: list[RowResult] = []
+    size = max(1, adapter.max_batch_size)
+    for start in range(0, len(ready), size):
+        chunk = ready[start : start + size]
+        messages = [
+            OutboundMessage(
+                delivery_id=row.id,
+                delivery_key=row.delivery_key,
+                channel=row.channel,
+                destination=row.destination,
+                content=content,
+                metadata={"project_id": row.project_id, "origin_kind": row.origin_kind, "origin_id": row.origin_id},
+            )
+            for row, content in chunk
+        ]
+        began = time.monotonic()
+        try:
+            results = adapter.send_batch(messages)
+            if len(results) != len(messages):
+                raise RuntimeError(f"adapter answered {len(results)} results for {len(messages)} messages")
+        except Exception as exc:
+            log.exception("adapter %s failed a whole batch", sender.config.provider)
+            results = [SendResult.retryable("adapter_error", str(exc)[:500])] * len(messages)
+        latency = int((time.monotonic() - began) * 1000)
+        for (row, content), result in zip(chunk, results, strict=True):
+            out.append(_classify(row, content, result, latency, now))
+    return out
+
+
+def process_group(project_id: int, channel: str, connector_id: int | None, rows: list[Claimed]) -> list[RowResult]:
+    now = timezone.now()
+    sender = sender_for(project_id, channel, connector_id)
+    if isinstance(sender, NotFound):
+        return [RowResult(r, "failed", reason=f"permanent: {sender.message}", code=sender.code) for r in rows]
+    rows, results = _screen(project_id, channel, rows)
+    if rows:
+        rows, deferred = _gate(sender, rows, now)
+        results += deferred
+    if rows:
+        ready, failed = _render(rows, channel)
+        results += failed
+        if ready:
+            _attempts_write(sender, [row for row, _ in ready], now)
+            results += _send(sender, ready, now)
+    for result in results:
+        result.connector_id = sender.config.connector_id
+        result.account = sender.buckets.account
+    return results

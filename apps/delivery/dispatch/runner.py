@@ -1,0 +1,146 @@
+"""The lane loop a wake-up runs, and the sweeper beat runs."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from apps.delivery.dispatch.claim import Claimed, claim_batch
+from apps.delivery.dispatch.outcome import RowResult
+from apps.delivery.dispatch.process import process_group
+from apps.delivery.dispatch.record import record_results
+from apps.delivery.services.common import events_write
+from apps.delivery.wake import DISPATCH_TASK, clear_flag, wake_now
+
+log = logging.getLogger(__name__)
+
+WEIGHTS = {"high": 3, "normal": 2, "bulk": 1}
+ORDER = ("high", "normal", "bulk")
+
+
+def lanes_served_by(lane: str) -> list[tuple[str, int]]:
+    """A wake-up for ``lane`` serves it and every lane above it, 3:2:1."""
+    return [(name, WEIGHTS[name]) for name in ORDER[: ORDER.index(lane) + 1]]
+
+
+def _wake_later(lane_delays: dict[str, float]) -> None:
+    from config.celery import app
+
+    for lane, delay in lane_delays.items():
+        app.send_task(DISPATCH_TASK, args=[lane], queue=lane, countdown=max(delay, 0.05))
+
+
+def dispatch_batch(lane: str, *, limit: int | None = None) -> int:
+    """Claim one batch of ``lane`` and carry it all the way to recorded results."""
+    limit = limit or settings.TIDINGS_DISPATCH_BATCH_SIZE
+    token, rows = claim_batch(lane, limit=limit, ttl_seconds=settings.TIDINGS_DISPATCH_CLAIM_TTL_SECONDS)
+    if not rows:
+        return 0
+    groups: dict[tuple[int, str, int | None], list[Claimed]] = defaultdict(list)
+    for row in rows:
+        groups[(row.project_id, row.channel, row.connector_id)].append(row)
+    results: list[RowResult] = []
+    for (project_id, channel, connector_id), group in groups.items():
+        results += process_group(project_id, channel, connector_id, group)
+    now = timezone.now()
+    record_results(token, results, now)
+    # Retries and rate-deferred rows come due later: ask for a wake-up then, not a poll.
+    later = [r.due_at for r in results if r.state in {"retrying", "queued"} and r.due_at is not None]
+    if later:
+        _wake_later({lane: (min(later) - now).total_seconds()})
+    return len(rows)
+
+
+def dispatch_lane_run(lane: str, *, seconds: float | None = None) -> dict[str, int]:
+    """Drain ``lane`` (and the lanes above it) until nothing is due or the time is up."""
+    clear_flag(lane)
+    plan = lanes_served_by(lane)
+    deadline = time.monotonic() + (seconds or settings.TIDINGS_DISPATCH_RUN_SECONDS)
+    limit = settings.TIDINGS_DISPATCH_BATCH_SIZE
+    done: dict[str, int] = defaultdict(int)
+    invited = False
+    while time.monotonic() < deadline:
+        claimed_any = False
+        for name, weight in plan:
+            for _ in range(weight):
+                count = dispatch_batch(name, limit=limit)
+                if not count:
+                    break  # an empty lane passes its turn
+                done[name] += count
+                claimed_any = True
+                if count == limit and not invited:
+                    # A full batch: more is waiting, invite another worker to the lane.
+                    wake_now([lane])
+                    invited = True
+        if not claimed_any:
+            return dict(done)
+    wake_now([lane], force=True)  # time is up with work left: hand over to a fresh run
+    return dict(done)
+
+
+RECLAIM_SQL = """
+UPDATE delivery_delivery d
+SET state = 'retrying', claimed_until = NULL, claim_token = NULL, attempts = d.attempts + 1,
+    due_at = statement_timestamp(), updated_at = statement_timestamp(),
+    last_error = 'claim expired: the worker was lost mid-send'
+FROM (
+    SELECT id FROM delivery_delivery WHERE state = 'claimed' AND claimed_until < statement_timestamp()
+    ORDER BY claimed_until LIMIT %s FOR UPDATE SKIP LOCKED
+) c
+WHERE d.id = c.id
+RETURNING d.id, d.project_id, d.channel, d.attempts
+"""
+
+PROMOTE_SQL = """
+UPDATE delivery_delivery d SET state = 'queued', updated_at = statement_timestamp()
+FROM (
+    SELECT id FROM delivery_delivery WHERE state = 'scheduled' AND due_at <= statement_timestamp()
+    ORDER BY due_at LIMIT %s FOR UPDATE SKIP LOCKED
+) c
+WHERE d.id = c.id
+RETURNING d.id, d.project_id, d.channel
+"""
+
+DUE_SQL = """
+SELECT EXISTS (SELECT 1 FROM delivery_delivery
+               WHERE lane = %s AND state IN ('queued', 'retrying') AND due_at <= statement_timestamp())
+"""
+
+
+def sweep(*, limit: int = 50_000) -> dict[str, int]:
+    """Reclaim expired claims, release due scheduled rows, and wake every lane with due work."""
+    now = timezone.now()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute(RECLAIM_SQL, [limit])
+        reclaimed = cursor.fetchall()
+        if reclaimed:
+            # The attempt in flight when the worker died never got an answer.
+            cursor.execute(
+                "UPDATE delivery_attempt a SET outcome = 'lost', finished_at = %s,"
+                " provider_message = 'worker lost before the result was recorded'"
+                " FROM unnest(%s::bigint[], %s::int[]) AS v(id, number)"
+                " WHERE a.delivery_id = v.id AND a.number = v.number AND a.outcome = ''",
+                [now, [r[0] for r in reclaimed], [r[3] for r in reclaimed]],
+            )
+        cursor.execute(PROMOTE_SQL, [limit])
+        promoted = cursor.fetchall()
+        events_write(
+            (p, pk, ch, "retrying", "claim expired: the worker was lost mid-send", now) for pk, p, ch, _ in reclaimed
+        )
+        events_write((p, pk, ch, "queued", "due", now) for pk, p, ch in promoted)
+    due = []
+    with connection.cursor() as cursor:
+        for lane in ORDER:
+            cursor.execute(DUE_SQL, [lane])
+            if cursor.fetchone()[0]:
+                due.append(lane)
+    if due:
+        wake_now(due, force=True)
+    if reclaimed:
+        log.warning("sweeper reclaimed %d deliveries whose claim expired", len(reclaimed))
+    return {"reclaimed": len(reclaimed), "promoted": len(promoted), "lanes_woken": len(due)}
