@@ -8,6 +8,8 @@ class CampaignsConfig(AppConfig):
 
     def ready(self) -> None:
         from apps.campaigns.listeners import campaign_outcomes_record
-        from apps.delivery.origins import origin_listeners
+        from apps.campaigns.unsubscribe import campaign_content_decorate
+        from apps.delivery.origins import origin_content_decorators, origin_listeners
 
         origin_listeners.add("campaign", campaign_outcomes_record)
+        origin_content_decorators.add("campaign", campaign_content_decorate)

@@ -1,8 +1,8 @@
 """Housekeeping that keeps campaigns honest after crashes.
 
-Reaper: fan-out chunks whose message was lost are queued again; claims that expired
-because a worker died are returned to the queue; rows that came back to the queue after
-a pause (an in-flight batch retried them) are parked again.
+Reaper: fan-out chunks whose message was lost are queued again; rows that came back to
+the queue after a pause (an in-flight batch retried them) are parked again. Claims that
+expired because a worker died are returned by the delivery sweeper, which owns claims.
 
 Reconciler: counts the ledger rows, corrects any counter that drifted and logs each
 correction; a campaign completes only when no recipient is waiting, claimed or retrying.
@@ -14,7 +14,7 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from apps.campaigns import ledger
@@ -37,7 +37,7 @@ def _chunk_timeout() -> timedelta:
 
 def campaigns_reap(*, now=None) -> dict[str, int]:
     now = now or timezone.now()
-    report = {"chunks": 0, "claims": 0, "reheld": 0}
+    report = {"chunks": 0, "reheld": 0}
     for campaign in Campaign.objects.filter(state__in=ACTIVE):
         with transaction.atomic():
             stale = list(
@@ -50,7 +50,6 @@ def campaigns_reap(*, now=None) -> dict[str, int]:
                 queue_chunks(campaign, stale)
                 campaign_event(campaign, CampaignEvent.Kind.REAPER, f"{len(stale)} lost fan-out chunks queued again.")
                 report["chunks"] += len(stale)
-        report["claims"] += _return_expired_claims(campaign, now=now)
         if campaign.state == CampaignState.PAUSED:
             with transaction.atomic():
                 moved = ledger.ledger_hold(
@@ -62,38 +61,11 @@ def campaigns_reap(*, now=None) -> dict[str, int]:
     return report
 
 
-@transaction.atomic
-def _return_expired_claims(campaign: Campaign, *, now) -> int:
-    """A worker that died mid-batch leaves rows claimed; once the claim has expired they
-    go back to the queue as retrying (the stable key keeps the provider from sending twice)."""
-    grace = timedelta(seconds=int(getattr(settings, "TIDINGS_CAMPAIGN_CLAIM_GRACE", 5)))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"""
-            WITH moved AS (
-                UPDATE {ledger.DELIVERIES} d
-                SET state = 'retrying', due_at = %s, claimed_until = NULL, claim_token = NULL,
-                    state_reason = 'claim expired', updated_at = %s
-                WHERE d.state = 'claimed' AND d.claimed_until < %s
-                  AND d.project_id = %s AND d.origin_kind = 'campaign' AND d.origin_id = %s
-                RETURNING d.id, d.project_id, d.channel
-            ), logged AS (
-                INSERT INTO {ledger.EVENTS} (project_id, delivery_id, channel, state, reason, at)
-                SELECT project_id, id, channel, 'retrying', 'claim expired', %s FROM moved
-            )
-            SELECT count(*) FROM moved
-            """,  # noqa: S608
-            [now, now, now - grace, campaign.project_id, str(campaign.pk), now],
-        )
-        moved = int(cursor.fetchone()[0])
-    if moved:
-        campaign_event(campaign, CampaignEvent.Kind.REAPER, f"{moved} expired claims returned to the queue.")
-    return moved
-
-
 def campaign_reconcile(campaign: Campaign) -> dict[str, tuple[int, int]]:
     """Correct the counters from the rows; returns {counter: (was, now)} for drifted ones."""
     with transaction.atomic():
+        # Lock order everywhere: campaign, then its stats (fan-out chunks do the same).
+        campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
         stats = CampaignStats.objects.select_for_update().get(campaign=campaign)
         counts = ledger.ledger_counts(project_id=campaign.project_id, campaign_id=campaign.pk).as_dict()
         drift: dict[str, tuple[int, int]] = {}

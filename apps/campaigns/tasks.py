@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from celery import shared_task
+from django.db import OperationalError
 
 from apps.campaigns import control, fanout, lifecycle, reconcile
 
 
-@shared_task(name="campaigns.fanout_chunk", acks_late=True)
+@shared_task(
+    name="campaigns.fanout_chunk",
+    acks_late=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=1,
+    max_retries=8,
+)
 def campaign_fanout_chunk(project_id: int, campaign_id: int, chunk_id: int) -> int:
     return fanout.campaign_chunk_fan_out(project_id=project_id, campaign_id=campaign_id, chunk_id=chunk_id)
 

@@ -8,6 +8,7 @@ cannot be replayed against another project's campaign.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from django.core import signing
@@ -64,3 +65,14 @@ def unsubscribe_headers(*, project_id: int, campaign_id: int, address: str, chan
         unsubscribe_token(project_id=project_id, campaign_id=campaign_id, address=address, channel=channel)
     )
     return {"List-Unsubscribe": f"<{url}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}
+
+
+def campaign_content_decorate(row: Any, content: dict[str, Any]) -> dict[str, Any]:
+    """Dispatcher hook: every campaign email carries its own one-click unsubscribe link."""
+    if row.channel != "email" or not str(row.origin_id).isdigit():
+        return content
+    headers = dict(content.get("headers") or {})
+    headers.update(
+        unsubscribe_headers(project_id=row.project_id, campaign_id=int(row.origin_id), address=row.destination)
+    )
+    return {**content, "headers": headers}

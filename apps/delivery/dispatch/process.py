@@ -25,6 +25,7 @@ from apps.delivery.dispatch.prepare import (
     suppressed_addresses,
     versions_load,
 )
+from apps.delivery.origins import origin_contents_decorate
 from apps.delivery.rendering import TemplateError, render, render_context
 from apps.delivery.services.suppression import address_normalise
 
@@ -94,7 +95,7 @@ def _render(rows: list[Claimed], channel: str) -> tuple[list[tuple[Claimed, dict
                     snapshot={"template_version_id": row.template_version_id, "context": row.context},
                 )
             )
-    return ready, failed
+    return origin_contents_decorate(ready), failed
 
 
 def _attempts_write(sender: Sender, rows: list[Claimed], now: datetime) -> None:
