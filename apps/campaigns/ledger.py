@@ -57,7 +57,7 @@ def ledger_hold(*, project_id: int, campaign_id: int, reason: str) -> int:
 def ledger_release(*, project_id: int, campaign_id: int, reason: str) -> int:
     """Return parked rows to the queue, due now. Rows already sent are never touched."""
     return _move(
-        "d.state = 'scheduled' AND d.due_at = %s",
+        "d.state IN ('scheduled', 'queued') AND d.due_at = %s",
         [project_id, ORIGIN_KIND, str(campaign_id), HOLD_UNTIL],
         set_sql="state = 'queued', due_at = now(), state_reason = %s",
         set_params=[reason[:255]],

@@ -43,3 +43,19 @@ def origin_contents_decorate(ready: list[tuple[Any, dict[str, Any]]]) -> list[tu
             content = origin_content_decorators.get(row.origin_kind)(row, content)
         out.append((row, content))
     return out
+
+
+# An origin may hold back claimed rows it does not want sent now (a paused campaign's rows
+# that were re-queued by a batch in flight when it paused). Called once per claimed group;
+# returns {delivery id: (state, due_at, reason)} for the rows to put back instead of sending.
+HoldCheck = Callable[[Sequence[Any]], dict[int, tuple[str, Any, str]]]
+origin_hold_checks: Registry[HoldCheck] = Registry("origin hold check")
+
+
+def origin_claims_screen(rows: Sequence[Any]) -> dict[int, tuple[str, Any, str]]:
+    held: dict[int, tuple[str, Any, str]] = {}
+    kinds = {row.origin_kind for row in rows}
+    for kind in kinds:
+        if kind in origin_hold_checks:
+            held.update(origin_hold_checks.get(kind)([r for r in rows if r.origin_kind == kind]))
+    return held
