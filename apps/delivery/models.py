@@ -23,6 +23,16 @@ class Lane(models.TextChoices):
     BULK = "bulk", "Bulk"
 
 
+def _hot_project_fk() -> models.ForeignKey:
+    """The project link of the hot ledger tables, without a database constraint or a
+    single-column index: every insert would otherwise take a key-share lock on the one
+    project row (multixact churn at millions of rows), and composite indexes that start
+    with the project already serve every query. Deletion still cascades through the ORM."""
+    return models.ForeignKey(
+        "projects.Project", on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
+    )
+
+
 class Layout(ProjectScopedModel):
     """An email shell; ``{{ content }}`` marks where a message's HTML goes."""
 
@@ -143,18 +153,31 @@ class Delivery(ProjectScopedModel):
         OPTED_OUT = "opted_out", "Opted out"
         CANCELLED = "cancelled", "Cancelled"
 
+    project = _hot_project_fk()
     PENDING_STATES = ("scheduled", "queued", "retrying")
     CLAIMABLE_STATES = ("queued", "retrying")
 
     channel = models.CharField(max_length=16, choices=Channel.choices)
     destination = models.CharField(max_length=1024)
     subscriber = models.ForeignKey(
-        "subscribers.Subscriber", null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
+        "subscribers.Subscriber",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,  # checked at enqueue; a constraint would lock each subscriber row per insert
     )
     origin_kind = models.CharField(max_length=32)
     origin_id = models.CharField(max_length=64)
     template_version = models.ForeignKey(
-        TemplateVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="+", db_index=False
+        TemplateVersion,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
     )
     # Pre-rendered content, for origins that send without a template (batch message APIs).
     content = models.JSONField(null=True, blank=True)
@@ -170,9 +193,15 @@ class Delivery(ProjectScopedModel):
     # Identifies one claim; results are recorded only while the claim is still this one.
     claim_token = models.BigIntegerField(null=True, blank=True)
     delivery_key = models.CharField(max_length=255)
-    # Fewer indexes on the hot table: each one costs every insert of a million-row fan-out.
+    # Fewer indexes and constraints on the hot table: each costs every insert of a fan-out.
     connector = models.ForeignKey(
-        Connector, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
+        Connector,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
     )
     provider_reference = models.CharField(max_length=255, blank=True, default="")
     last_error = models.TextField(blank=True, default="")
@@ -224,10 +253,19 @@ class Attempt(ProjectScopedModel):
         PERMANENT = "permanent", "Permanent"
         LOST = "lost", "Lost (worker died)"
 
-    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="attempt_rows", db_index=False)
+    project = _hot_project_fk()
+    delivery = models.ForeignKey(
+        Delivery, on_delete=models.CASCADE, related_name="attempt_rows", db_index=False, db_constraint=False
+    )
     number = models.PositiveSmallIntegerField()
     connector = models.ForeignKey(
-        Connector, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
+        Connector,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
     )
     started_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -246,7 +284,10 @@ class DeliveryEvent(ProjectScopedModel):
     Metrics read from here, never from the rows workers are writing.
     """
 
-    delivery = models.ForeignKey(Delivery, on_delete=models.CASCADE, related_name="events", db_index=False)
+    project = _hot_project_fk()
+    delivery = models.ForeignKey(
+        Delivery, on_delete=models.CASCADE, related_name="events", db_index=False, db_constraint=False
+    )
     channel = models.CharField(max_length=16)
     state = models.CharField(max_length=16)
     reason = models.TextField(blank=True, default="")

@@ -20,7 +20,9 @@ class FinalOutcome:
     project_id: int
     origin_kind: str
     origin_id: str
-    state: str  # sent | delivered | failed | dead | suppressed | cancelled
+    # Delivery.State values: sent | failed (= dead letter) | suppressed | opted_out | cancelled
+    # from the dispatcher and cancel; delivered | bounced | complained from receipts.
+    state: str
     reason: str = ""
 
 

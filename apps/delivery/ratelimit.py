@@ -145,3 +145,12 @@ def account_counters(account: str, window_seconds: int = 10) -> dict[str, int]:
         for field, value in window.items():
             totals[field.decode()] = totals.get(field.decode(), 0) + int(value)
     return totals
+
+
+def account_set_rate(account: str, rate_per_second: float) -> None:
+    """Steer a provider account's shared bucket (``account`` as from ``account_key_for``)."""
+    bucket_set_rate(f"acct:{account}", rate_per_second)
+
+
+def account_rate(account: str) -> float | None:
+    return bucket_rate(f"acct:{account}")

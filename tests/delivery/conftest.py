@@ -51,3 +51,13 @@ def subscribers(project: Project) -> list[Subscriber]:
         )
         for i in range(6)
     ]
+
+
+def redis_clear() -> None:
+    """Forget Tidings' own keys (buckets, wake flags, dry-run records), not the broker's."""
+    from apps.delivery.redis_client import get_redis
+
+    client = get_redis()
+    keys = list(client.scan_iter("tidings:*", count=1000))
+    if keys:
+        client.delete(*keys)

@@ -12,10 +12,9 @@ from apps.delivery.dispatch import dispatch_batch, sweep
 from apps.delivery.dispatch.prepare import _senders
 from apps.delivery.models import Attempt, Delivery, DeliveryEvent, TemplateVersion
 from apps.delivery.origins import origin_listeners
-from apps.delivery.redis_client import get_redis
 from apps.delivery.services import DeliveryRequest, deliveries_enqueue, suppression_add
 from apps.subscribers.models import ChannelPreference
-from tests.delivery.conftest import make_connector
+from tests.delivery.conftest import make_connector, redis_clear
 
 pytestmark = pytest.mark.django_db
 
@@ -25,7 +24,7 @@ OUTCOMES: list = []
 @pytest.fixture(autouse=True)
 def _fresh(project):
     _senders.items.clear()
-    get_redis().flushdb()
+    redis_clear()
     OUTCOMES.clear()
     if "rules_test" not in origin_listeners:
         origin_listeners.add("rules_test", OUTCOMES.extend)

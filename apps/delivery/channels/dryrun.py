@@ -34,6 +34,9 @@ from apps.delivery.redis_client import get_redis
 
 KNOB_DEFAULTS: dict[str, Any] = {
     "latency_ms": 0,
+    # Time between the provider accepting a batch and its answer arriving: a crash in this
+    # window is the case idempotency keys exist for.
+    "response_delay_ms": 0,
     "throttle_rate": 0.0,
     "transient_rate": 0.0,
     "permanent_rate": 0.0,
@@ -130,6 +133,8 @@ class DryRunAdapter(ChannelAdapter):
                 accepted.append(index)
         if accepted:
             self._accept([messages[i] for i in accepted], [results, accepted])
+        if self.knobs["response_delay_ms"]:
+            time.sleep(float(self.knobs["response_delay_ms"]) / 1000)
         return [r if r is not None else SendResult.retryable("internal", "no result") for r in results]
 
     def _accept(self, messages: list[OutboundMessage], target: list[Any]) -> None:

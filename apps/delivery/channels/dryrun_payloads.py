@@ -74,7 +74,7 @@ def push_payload(message: OutboundMessage) -> dict[str, Any]:
     content = message.content
     try:
         fcm = messaging.Message(
-            token=message.destination,
+            fid=message.destination,  # firebase-admin 7 addresses app instances by installation id
             notification=messaging.Notification(
                 title=content.get("title"), body=content.get("body"), image=content.get("image") or None
             ),

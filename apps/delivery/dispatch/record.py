@@ -27,8 +27,15 @@ UPDATE delivery_delivery d SET
 FROM unnest(%(id)s::bigint[], %(state)s::text[], %(reason)s::text[], %(attempts)s::int[], %(budget)s::int[],
             %(due_at)s::timestamptz[], %(ref)s::text[], %(error)s::text[], %(snapshot)s::text[])
     AS v(id, state, reason, attempts, budget, due_at, ref, error, snapshot)
-WHERE d.id = v.id AND d.state = 'claimed' AND d.claim_token = %(token)s
-RETURNING d.id
+WHERE d.id = v.id AND d.id = ANY(%(id)s)
+"""
+
+# Which rows are still ours, locked until the results are in. Checked apart from the
+# updates so those join on ids alone: a filter on state or outcome there lets a planner
+# working from stale statistics pick a nested loop that rescans the whole batch per row.
+STILL_CLAIMED = """
+SELECT id FROM delivery_delivery WHERE id = ANY(%(id)s) AND claim_token = %(token)s AND state = 'claimed'
+FOR UPDATE
 """
 
 UPDATE_ATTEMPTS = """
@@ -37,7 +44,7 @@ UPDATE delivery_attempt a SET
     latency_ms = v.latency
 FROM unnest(%(id)s::bigint[], %(number)s::int[], %(outcome)s::text[], %(code)s::text[], %(message)s::text[],
             %(latency)s::int[]) AS v(id, number, outcome, code, message, latency)
-WHERE a.delivery_id = v.id AND a.number = v.number AND a.outcome = ''
+WHERE a.delivery_id = v.id AND a.number = v.number AND a.delivery_id = ANY(%(id)s)
 """
 
 
@@ -89,8 +96,14 @@ def record_results(token: int, results: list[RowResult], now: datetime) -> list[
     attempted = [r for r in results if r.attempted]
     with transaction.atomic():
         with connection.cursor() as cursor:
-            cursor.execute(UPDATE_DELIVERIES, params)
+            cursor.execute(STILL_CLAIMED, {"id": params["id"], "token": token})
             kept_ids = {row[0] for row in cursor.fetchall()}
+            if kept_ids:
+                keep = [i for i, r in enumerate(results) if r.row.id in kept_ids]
+                cursor.execute(
+                    UPDATE_DELIVERIES,
+                    {k: ([v[i] for i in keep] if isinstance(v, list) else v) for k, v in params.items()},
+                )
             if attempted:
                 # The attempt is history whether or not the claim is still ours.
                 cursor.execute(

@@ -14,6 +14,7 @@ from apps.delivery.dispatch.claim import Claimed, claim_batch
 from apps.delivery.dispatch.outcome import RowResult
 from apps.delivery.dispatch.process import process_group
 from apps.delivery.dispatch.record import record_results
+from apps.delivery.redis_client import get_redis
 from apps.delivery.services.common import events_write
 from apps.delivery.wake import DISPATCH_TASK, clear_flag, wake_now
 
@@ -28,11 +29,34 @@ def lanes_served_by(lane: str) -> list[tuple[str, int]]:
     return [(name, WEIGHTS[name]) for name in ORDER[: ORDER.index(lane) + 1]]
 
 
-def _wake_later(lane_delays: dict[str, float]) -> None:
+NEXT_DUE_SQL = """
+SELECT EXTRACT(EPOCH FROM (min(due_at) - statement_timestamp())) FROM delivery_delivery
+WHERE lane = %s AND state IN ('queued', 'retrying')
+"""
+# Beyond this the sweeper's regular wake-ups are precise enough.
+WAKE_LATER_HORIZON_SECONDS = 10.0
+
+
+def _wake_when_next_due(lane: str, served: list[str]) -> None:
+    """Retries and rate-deferred rows come due soon: ask for a wake-up then, not a poll.
+
+    At most one delayed wake-up per lane is pending at a time (a Redis flag that lives
+    until it fires), so runs that end together do not multiply them.
+    """
     from config.celery import app
 
-    for lane, delay in lane_delays.items():
-        app.send_task(DISPATCH_TASK, args=[lane], queue=lane, countdown=max(delay, 0.05))
+    delays = []
+    with connection.cursor() as cursor:
+        for name in served:
+            cursor.execute(NEXT_DUE_SQL, [name])
+            (delay,) = cursor.fetchone()
+            if delay is not None:
+                delays.append(float(delay))
+    if not delays or min(delays) > WAKE_LATER_HORIZON_SECONDS:
+        return
+    delay = max(min(delays), 0.05)
+    if get_redis().set(f"tidings:delivery:wake-later:{lane}", 1, nx=True, px=int(delay * 1000) + 1):
+        app.send_task(DISPATCH_TASK, args=[lane], queue=lane, countdown=delay)
 
 
 def dispatch_batch(lane: str, *, limit: int | None = None) -> int:
@@ -47,12 +71,7 @@ def dispatch_batch(lane: str, *, limit: int | None = None) -> int:
     results: list[RowResult] = []
     for (project_id, channel, connector_id), group in groups.items():
         results += process_group(project_id, channel, connector_id, group)
-    now = timezone.now()
-    record_results(token, results, now)
-    # Retries and rate-deferred rows come due later: ask for a wake-up then, not a poll.
-    later = [r.due_at for r in results if r.state in {"retrying", "queued"} and r.due_at is not None]
-    if later:
-        _wake_later({lane: (min(later) - now).total_seconds()})
+    record_results(token, results, timezone.now())
     return len(rows)
 
 
@@ -78,6 +97,7 @@ def dispatch_lane_run(lane: str, *, seconds: float | None = None) -> dict[str, i
                     wake_now([lane])
                     invited = True
         if not claimed_any:
+            _wake_when_next_due(lane, [name for name, _ in plan])
             return dict(done)
     wake_now([lane], force=True)  # time is up with work left: hand over to a fresh run
     return dict(done)
@@ -124,8 +144,8 @@ def sweep(*, limit: int = 50_000) -> dict[str, int]:
                 "UPDATE delivery_attempt a SET outcome = 'lost', finished_at = %s,"
                 " provider_message = 'worker lost before the result was recorded'"
                 " FROM unnest(%s::bigint[], %s::int[]) AS v(id, number)"
-                " WHERE a.delivery_id = v.id AND a.number = v.number AND a.outcome = ''",
-                [now, [r[0] for r in reclaimed], [r[3] for r in reclaimed]],
+                " WHERE a.delivery_id = v.id AND a.number = v.number AND a.outcome = '' AND a.delivery_id = ANY(%s)",
+                [now, [r[0] for r in reclaimed], [r[3] for r in reclaimed], [r[0] for r in reclaimed]],
             )
         cursor.execute(PROMOTE_SQL, [limit])
         promoted = cursor.fetchall()

@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
-from django.db import connection
+from django.db import connection, transaction
 
 from apps.core.registry import RegistryError
 from apps.delivery.origins import FinalOutcome, origin_listeners
@@ -39,4 +39,10 @@ def origins_notify(outcomes: Sequence[FinalOutcome]) -> None:
             listener = origin_listeners.get(kind)
         except RegistryError:
             continue  # origins that do not care about outcomes register nothing
-        listener(items)
+        try:
+            # A savepoint per origin: a failing listener must not undo the recorded sends,
+            # or the batch would be retried (and its listener fail) forever.
+            with transaction.atomic():
+                listener(items)
+        except Exception:  # logged; the ledger stays the source of truth
+            log.exception("origin listener %r failed for %d outcomes", kind, len(items))

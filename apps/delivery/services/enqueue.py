@@ -183,7 +183,8 @@ _DESTINATION_SQL = {
 }
 
 FANOUT_SQL = """
-WITH ins AS (
+WITH ids(id) AS MATERIALIZED ({ids_sql}),
+ins AS (
     INSERT INTO delivery_delivery (
         project_id, channel, destination, subscriber_id, origin_kind, origin_id, template_version_id,
         content, context, lane, state, state_reason, category, due_at, attempts, attempt_budget,
@@ -191,9 +192,10 @@ WITH ins AS (
     SELECT s.project_id, %(channel)s, {destination}, s.id, %(origin_kind)s, %(origin_id)s, %(version_id)s,
         NULL, '{{}}'::jsonb, %(lane)s, %(state)s, '', %(category)s, %(due_at)s, 0, %(budget)s,
         {key}, %(connector_id)s, '', '', %(now)s, %(now)s
-    FROM subscribers_subscriber s {join}
+    -- The id list drives (primary-key lookups), so a plan made on stale statistics after a
+    -- bulk import cannot turn into a nested loop over the whole subscriber table.
+    FROM ids JOIN subscribers_subscriber s ON s.id = ids.id {join}
     WHERE s.project_id = %(project)s AND s.erased_at IS NULL AND s.merged_into_id IS NULL AND {has_destination}
-      AND s.id IN ({ids_sql})
     ORDER BY s.id
     ON CONFLICT (project_id, delivery_key) DO NOTHING
     RETURNING id, channel, state

@@ -132,9 +132,16 @@ def receipt_ingest(*, project_id: int, events: list[ReceiptEvent], connector_id:
                 """
                 UPDATE delivery_delivery d SET state = v.state, state_reason = v.reason, updated_at = %s
                 FROM unnest(%s::bigint[], %s::text[], %s::text[]) AS v(id, state, reason)
-                WHERE d.id = v.id AND d.project_id = %s
+                WHERE d.id = v.id AND d.project_id = %s AND d.id = ANY(%s)
                 """,
-                [now, list(targets), [s for s, _ in targets.values()], [r for _, r in targets.values()], project_id],
+                [
+                    now,
+                    list(targets),
+                    [s for s, _ in targets.values()],
+                    [r for _, r in targets.values()],
+                    project_id,
+                    list(targets),
+                ],
             )
         result.state_changes = len(targets)
         events_write((project_id, pk, rows[pk][2], state, reason, now) for pk, (state, reason) in targets.items())

@@ -71,6 +71,9 @@ class Command(BaseCommand):
         public_key = ensure_demo_key(project, "public", "Demo public key")
         secret_key = ensure_demo_key(project, "secret", "Demo secret key")
         extra: dict[str, Any] = {}
+        from apps.delivery.demo import seed_demo
+
+        extra["delivery"] = seed_demo(project)
         result = {
             "organization": org.slug,
             "project": project.slug,

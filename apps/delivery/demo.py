@@ -1,0 +1,95 @@
+"""Demo data for the delivery app: dry-run connectors for every channel and a few templates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from apps.delivery.models import Connector, Layout, Template, TemplateVersion
+from apps.projects.models import Project
+from apps.subscribers.models import Channel
+
+DEMO_LAYOUT = """<!doctype html>
+<html><body style="font-family: sans-serif; background: #f6f6f6">
+<table width="100%"><tr><td style="max-width: 600px; margin: auto; background: #fff; padding: 24px">
+{{ content }}
+<p style="color: #888; font-size: 12px">Sent by Demo App with Tidings.</p>
+</td></tr></table></body></html>"""
+
+DEMO_TEMPLATES: list[tuple[str, str, str, dict[str, Any]]] = [
+    (
+        "welcome",
+        "email",
+        "Welcome",
+        {
+            "email": {
+                "subject": "Welcome, {{ subscriber.first_name or 'friend' }}!",
+                "text": "Hi {{ subscriber.first_name or 'there' }}, thanks for joining {{ app_name or 'Demo App' }}.",
+                "html": "<h1>Hi {{ subscriber.first_name or 'there' }}</h1>"
+                "<p>Thanks for joining {{ app_name or 'Demo App' }}.</p>",
+            },
+            "push": {"title": "Welcome!", "body": "Thanks for joining, {{ subscriber.first_name or 'friend' }}."},
+        },
+    ),
+    (
+        "one-time-code",
+        "sms",
+        "One-time code",
+        {
+            "sms": {"text": "Your Demo App code is {{ code }}. It expires in 10 minutes."},
+            "email": {"subject": "Your code: {{ code }}", "text": "Your Demo App code is {{ code }}."},
+        },
+    ),
+    (
+        "order-shipped",
+        "push",
+        "Order shipped",
+        {
+            "push": {
+                "title": "Order {{ order_id }} shipped",
+                "body": "It is on its way.",
+                "data": {"order": "{{ order_id }}"},
+            },
+            "slack": {"text": "Order {{ order_id }} shipped to {{ subscriber.email }}."},
+            "webhook": {"body": {"event": "order.shipped", "order": "{{ order_id }}"}},
+        },
+    ),
+]
+
+
+@transaction.atomic
+def seed_demo(project: Project) -> dict[str, int]:
+    """Idempotent: dry-run connectors (the default provider of every channel) and templates."""
+    connectors = 0
+    for channel in Channel.values:
+        if not Connector.objects.for_project(project).filter(channel=channel).exists():
+            connector = Connector(
+                project=project,
+                channel=channel,
+                provider="dryrun",
+                name=f"Dry run ({channel})",
+                is_default=True,
+                settings={"latency_ms": 20, "delivered_rate": 0.95, "bounce_rate": 0.02, "complaint_rate": 0.001},
+            )
+            connector.set_credentials({"api_key": "dryrun-demo"})
+            connector.save()
+            connectors += 1
+    layout, _ = Layout.objects.get_or_create(project=project, name="Demo shell", defaults={"html": DEMO_LAYOUT})
+    templates = 0
+    for key, channel, name, content in DEMO_TEMPLATES:
+        template, created = Template.objects.get_or_create(
+            project=project, key=key, defaults={"channel": channel, "name": name}
+        )
+        if created:
+            TemplateVersion.objects.create(
+                project=project,
+                template=template,
+                number=1,
+                content=content,
+                layout=layout if "email" in content else None,
+                published_at=timezone.now(),
+            )
+            templates += 1
+    return {"connectors": connectors, "templates": templates}
