@@ -169,6 +169,7 @@ def sample_record(campaign: Campaign, *, target: float, now=None) -> CampaignSam
         campaign=campaign,
         at=now,
         sent=stats.sent,
+        delivered=stats.delivered,
         bounced=stats.bounced,
         complained=stats.complained,
         rate=rate,
@@ -186,8 +187,13 @@ def window_counts(campaign: Campaign, *, now, seconds: int) -> WindowCounts:
     base = samples.filter(at__lte=since).order_by("-at").first() or samples.filter(at__gte=since).order_by("at").first()
     stats = CampaignStats.objects.get(campaign=campaign)
     if base is None:
-        return WindowCounts(stats.sent, stats.bounced, stats.complained)
-    return WindowCounts(stats.sent - base.sent, stats.bounced - base.bounced, stats.complained - base.complained)
+        return WindowCounts(stats.sent, stats.bounced, stats.complained, stats.delivered)
+    return WindowCounts(
+        stats.sent - base.sent,
+        stats.bounced - base.bounced,
+        stats.complained - base.complained,
+        stats.delivered - base.delivered,
+    )
 
 
 def breaker_check(campaign: Campaign, *, now=None) -> bool:
@@ -215,7 +221,7 @@ def breaker_check(campaign: Campaign, *, now=None) -> bool:
         campaign=campaign,
         kind=CampaignEvent.Kind.BREAKER,
         message=verdict.reason,
-        data={"metric": verdict.metric, "rate": verdict.rate, "sent": counts.sent},
+        data={"metric": verdict.metric, "rate": verdict.rate, "judged": counts.judged},
     )
     log.warning("campaign %s paused by the breaker: %s", campaign.pk, verdict.reason)
     return True

@@ -165,6 +165,7 @@ class CampaignSample(ProjectScopedModel):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="samples")
     at = models.DateTimeField()
     sent = models.BigIntegerField()
+    delivered = models.BigIntegerField(default=0)
     bounced = models.BigIntegerField(default=0)
     complained = models.BigIntegerField(default=0)
     rate = models.FloatField()

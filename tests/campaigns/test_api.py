@@ -96,3 +96,26 @@ def test_settings_are_validated_in_range(secret_client: Any, project: Any) -> No
     assert not CampaignSettings.objects.exists()
     ok = secret_client.patch("/api/v1/campaigns/settings", {"complaint_threshold": "0.002"}, format="json")
     assert ok.status_code == 200 and ok.json()["complaint_threshold"] == "0.00200"
+
+
+def test_stream_is_an_async_generator_under_asgi(project: Any, make_key: Any, make_campaign: Any) -> None:
+    from asgiref.sync import async_to_sync
+    from django.test import AsyncClient
+
+    from apps.campaigns.lifecycle import campaign_cancel
+
+    campaign = make_campaign()
+    campaign_cancel(campaign=campaign)
+    raw = make_key(project, "secret")[1]
+
+    async def fetch() -> tuple[Any, str]:
+        response = await AsyncClient().get(
+            f"/api/v1/campaigns/{campaign.pk}/stream", headers={"authorization": f"Bearer {raw}"}
+        )
+        assert getattr(response, "is_async", False), response.content  # no thread held per watcher
+        body = "".join([chunk.decode() async for chunk in response.streaming_content])
+        return response, body
+
+    response, body = async_to_sync(fetch)()
+    assert response.status_code == 200 and response["Content-Type"] == "text/event-stream"
+    assert "event: progress" in body and '"state": "cancelled"' in body

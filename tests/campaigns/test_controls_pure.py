@@ -33,3 +33,9 @@ def test_breaker_trips_on_bounces_over_threshold_only_with_enough_sample() -> No
     assert verdict.trip and verdict.metric == "bounce" and "8.00%" in verdict.reason
     assert not breaker_evaluate(WindowCounts(1000, 40, 1), **kwargs).trip
     assert breaker_evaluate(WindowCounts(1000, 0, 2), **kwargs).metric == "complaint"
+
+
+def test_breaker_judges_by_receipts_so_lagging_receipts_do_not_hide_a_bad_list() -> None:
+    kwargs = {"bounce_threshold": Decimal("0.05"), "complaint_threshold": Decimal("0.001"), "min_sample": 200}
+    # 1000 sent, only 400 receipts back yet: 32 bounces are 8% of what is known.
+    assert breaker_evaluate(WindowCounts(1000, 32, 0, delivered=368), **kwargs).trip
