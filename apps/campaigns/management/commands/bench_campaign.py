@@ -40,6 +40,7 @@ class Command(BaseCommand):
         if not options["no_migrate"]:
             call_command("migrate", verbosity=0)
         n = options["recipients"]
+        self._cancel_leftovers()
         project, campaign_kwargs = self._setup(n)
         workers = self._start_workers(options["workers"])
         try:
@@ -53,6 +54,15 @@ class Command(BaseCommand):
                     process.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     os.killpg(process.pid, signal.SIGKILL)
+
+    def _cancel_leftovers(self) -> None:
+        """An interrupted earlier run would keep its rows in the bulk lane ahead of ours."""
+        from apps.campaigns.lifecycle import campaign_cancel
+        from apps.campaigns.models import Campaign, CampaignState
+
+        for campaign in Campaign.objects.filter(state__in=[CampaignState.RUNNING, CampaignState.PAUSED]):
+            campaign_cancel(campaign=campaign, reason="left over from an interrupted benchmark")
+            self.stdout.write(f"cancelled left-over campaign {campaign.pk}")
 
     def _setup(self, n: int) -> tuple[Any, dict[str, Any]]:
         from apps.campaigns.models import CampaignSettings
