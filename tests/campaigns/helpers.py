@@ -6,6 +6,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from django.db import connection, transaction
+
 from apps.campaigns.control import control_tick
 from apps.campaigns.ledger import ledger_counts
 from apps.campaigns.models import Campaign, CampaignStats
@@ -41,7 +43,11 @@ def rows(campaign: Campaign) -> Any:
 
 
 def assert_counters_equal_rows(campaign: Campaign) -> None:
-    counts = ledger_counts(project_id=campaign.project_id, campaign_id=campaign.pk).as_dict()
-    stats = CampaignStats.objects.get(campaign=campaign)
+    # One snapshot for both reads: receipts keep arriving while the test looks.
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        counts = ledger_counts(project_id=campaign.project_id, campaign_id=campaign.pk).as_dict()
+        stats = CampaignStats.objects.get(campaign=campaign)
     for name in ("sent", "delivered", "bounced", "complained", "dead", "suppressed", "pending"):
         assert getattr(stats, name) == counts[name], (name, getattr(stats, name), counts[name])

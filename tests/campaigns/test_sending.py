@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from apps.campaigns import lifecycle
-from apps.campaigns.models import CampaignEvent, CampaignSettings, CampaignState, CampaignStats
+from apps.campaigns.models import CampaignEvent, CampaignSample, CampaignSettings, CampaignState, CampaignStats
 from apps.delivery.channels.dryrun import dryrun_reset, dryrun_sent_counts
 from apps.delivery.models import Connector
 from tests.campaigns.conftest import add_subscribers, make_connector
@@ -68,7 +68,9 @@ def test_eight_percent_bounces_trip_the_breaker_and_pause(project: Any, make_cam
         timeout=90,
         message=lambda: (
             f"the breaker never tripped: {state_of(campaign)} "
-            f"{CampaignStats.objects.filter(campaign=campaign).values().first()} {celery_worker.log()[-2000:]}"
+            f"{CampaignStats.objects.filter(campaign=campaign).values().first()} "
+            f"samples={list(CampaignSample.objects.filter(campaign=campaign).values_list('sent', 'bounced'))}"
+            f" events={list(CampaignEvent.objects.filter(campaign=campaign).values_list('message', flat=True))}"
         ),
     )
     campaign.refresh_from_db()
