@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from django.db import transaction
 
+from apps.delivery import localstate
 from apps.delivery.redis_client import get_redis
 
 log = logging.getLogger(__name__)
@@ -33,10 +34,13 @@ def wake_now(lanes: Iterable[str], *, force: bool = False) -> None:
     if not lanes:
         return
     try:
-        pipe = get_redis().pipeline(transaction=False)
-        for lane in lanes:
-            pipe.set(_flag(lane), 1, nx=True, ex=FLAG_TTL_SECONDS)
-        fresh = pipe.execute()
+        if localstate.enabled():
+            fresh = [localstate.set_nx(_flag(lane), FLAG_TTL_SECONDS) for lane in lanes]
+        else:
+            pipe = get_redis().pipeline(transaction=False)
+            for lane in lanes:
+                pipe.set(_flag(lane), 1, nx=True, ex=FLAG_TTL_SECONDS)
+            fresh = pipe.execute()
     except Exception:
         log.warning("wake flag unavailable; sending wake-ups unconditionally", exc_info=True)
         fresh = [True] * len(lanes)
@@ -52,4 +56,26 @@ def wake_on_commit(lanes: Iterable[str]) -> None:
 
 
 def clear_flag(lane: str) -> None:
+    if localstate.enabled():
+        localstate.delete_now(_flag(lane))
+        return
     get_redis().delete(_flag(lane))
+
+
+SWEEP_TASK = "delivery.sweep"
+# Scheduled sends due sooner than this get a delayed sweep of their own; later ones are
+# released by beat's sweeper, which runs every few seconds.
+SCHEDULE_HORIZON_SECONDS = 60.0
+
+
+def release_at_on_commit(delay_seconds: float) -> None:
+    """Ask for a sweep when a scheduled send comes due, so it leaves on time without beat."""
+    if delay_seconds > SCHEDULE_HORIZON_SECONDS:
+        return
+
+    def send() -> None:
+        from config.celery import app
+
+        app.send_task(SWEEP_TASK, countdown=max(delay_seconds, 0.0) + 0.05)
+
+    transaction.on_commit(send)

@@ -147,6 +147,8 @@ if not CELERY_BROKER_URL:
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
         "store_processed": False,
+        # The exchange tables too, or every process writes them into its working directory.
+        "control_folder": str(_broker_dir / "control"),
     }
     # The filesystem transport has no fanout exchange; remote control needs one.
     CELERY_WORKER_ENABLE_REMOTE_CONTROL = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import pytest
@@ -10,9 +11,8 @@ from django.utils import timezone
 from apps.delivery.channels.dryrun import dryrun_request_counts, dryrun_sent_counts
 from apps.delivery.dispatch import sweep
 from apps.delivery.models import Attempt, Delivery
-from apps.delivery.redis_client import get_redis
 from apps.delivery.services import DeliveryRequest, deliveries_enqueue
-from tests.delivery.conftest import make_connector
+from tests.delivery.conftest import make_connector, redis_clear
 from tests.fixtures.worker import wait_for
 
 pytestmark = pytest.mark.worker
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.worker
 
 @pytest.fixture(autouse=True)
 def _clean_redis(transactional_db):
-    get_redis().flushdb()
+    redis_clear()
     yield
 
 
@@ -106,3 +106,49 @@ def test_worker_killed_mid_batch_every_delivery_is_sent_exactly_once(project, st
     assert any(n >= 2 for n in requests.values()), "no re-send happened: the crash was not mid-send"
     assert Attempt.objects.filter(delivery_id__in=ids, outcome="lost").count() >= in_flight
     assert not Delivery.objects.filter(pk__in=ids, claimed_until__gt=timezone.now()).exists()
+
+
+def test_transient_errors_retry_with_backoff_then_dead_letter_and_permanent_ones_at_once(
+    project, other_project, start_worker, monkeypatch
+):
+    monkeypatch.setenv("TIDINGS_RETRY_BASE_MS", "200")
+    make_connector(project, transient_rate=1.0, delivered_rate=0)
+    make_connector(other_project, permanent_rate=1.0, delivered_rate=0)
+    worker = start_worker(concurrency=1)
+    transient = deliveries_enqueue(
+        project=project,
+        requests=[
+            DeliveryRequest(
+                "email", "t@example.com", "normal", "t", "test", "t", content={"text": "x"}, attempt_budget=3
+            )
+        ],
+    )
+    permanent = enqueue(other_project, 1, "normal", prefix="p")
+    wait_for(lambda: count(permanent, "failed") == 1, timeout=20, message=worker.log()[-2000:])
+    assert Attempt.objects.filter(delivery_id__in=permanent).count() == 1
+    wait_for(lambda: count(transient, "failed") == 1, timeout=30, message=worker.log()[-2000:])
+    attempts = list(Attempt.objects.filter(delivery_id__in=transient).order_by("number"))
+    assert [a.outcome for a in attempts] == ["retryable"] * 3
+    gaps = [(b.started_at - a.started_at).total_seconds() for a, b in itertools.pairwise(attempts)]
+    assert gaps[0] >= 0.2 and gaps[1] >= 0.4  # base·2^n (+ jitter) between tries
+    dead = Delivery.objects.get(pk=transient[0])
+    assert "exhausted 3 attempts" in dead.last_error and dead.payload_snapshot["content"] == {"text": "x"}
+
+
+def test_scheduled_send_stays_in_postgres_and_leaves_when_due_without_beat(project, celery_worker):
+    from datetime import timedelta
+
+    make_connector(project, delivered_rate=0)
+    due = timezone.now() + timedelta(seconds=3)
+    (pk,) = deliveries_enqueue(
+        project=project,
+        requests=[
+            DeliveryRequest(
+                "email", "later@example.com", "normal", "later", "test", "s", content={"text": "t"}, due_at=due
+            )
+        ],
+    )
+    time.sleep(1.5)
+    assert Delivery.objects.get(pk=pk).state == "scheduled"
+    wait_for(lambda: count([pk], "sent"), timeout=15, message=celery_worker.log()[-2000:])
+    assert Delivery.objects.get(pk=pk).sent_at >= due

@@ -5,9 +5,13 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.db import connection
+from django.utils import timezone
+
+from apps.delivery.dbcompat import is_sqlite, ts
 
 _RETURNING = """
 RETURNING d.id, d.project_id, d.channel, d.destination, d.subscriber_id, d.template_version_id, d.content,
@@ -30,6 +34,22 @@ WHERE d.id = c.id
 # High and normal: oldest due first. Bulk: a keyset walk on id (flat cost as sent rows pile up).
 CLAIM_BY_DUE = _CLAIM.format(keyset="", order="due_at, id", returning=_RETURNING)
 CLAIM_BY_ID = _CLAIM.format(keyset="AND id > %(cursor)s", order="id", returning=_RETURNING)
+
+
+# SQLite: one writer at a time, so the sub-select needs no row locks to be a safe claim.
+_CLAIM_SQLITE = """
+UPDATE delivery_delivery
+SET state = 'claimed', claimed_until = %(until)s, claim_token = %(token)s
+WHERE id IN (
+    SELECT id FROM delivery_delivery
+    WHERE lane = %(lane)s AND state IN ('queued', 'retrying') AND due_at <= %(now)s {keyset}
+    ORDER BY {order} LIMIT %(limit)s
+)
+RETURNING id, project_id, channel, destination, subscriber_id, template_version_id, content, context, attempts,
+    attempt_budget, delivery_key, connector_id, category, origin_kind, origin_id, state
+"""
+SQLITE_CLAIM_BY_DUE = _CLAIM_SQLITE.format(keyset="", order="due_at, id")
+SQLITE_CLAIM_BY_ID = _CLAIM_SQLITE.format(keyset="AND id > %(cursor)s", order="id")
 
 
 @dataclass(slots=True)
@@ -64,20 +84,25 @@ _cursors: dict[str, int] = {}
 def claim_batch(lane: str, *, limit: int, ttl_seconds: float) -> tuple[int, list[Claimed]]:
     """Claim up to ``limit`` due rows of ``lane``; returns (claim token, rows)."""
     token = secrets.randbits(62)
-    params = {"lane": lane, "limit": limit, "ttl": ttl_seconds, "token": token}
+    params: dict[str, Any] = {"lane": lane, "limit": limit, "ttl": ttl_seconds, "token": token}
+    by_due, by_id = CLAIM_BY_DUE, CLAIM_BY_ID
+    if is_sqlite():
+        now = timezone.now()
+        params.update(now=ts(now), until=ts(now + timedelta(seconds=ttl_seconds)))
+        by_due, by_id = SQLITE_CLAIM_BY_DUE, SQLITE_CLAIM_BY_ID
     with connection.cursor() as cursor:
         if lane == "bulk":
             params["cursor"] = _cursors.get(lane, 0)
-            cursor.execute(CLAIM_BY_ID, params)
+            cursor.execute(by_id, params)
             rows = cursor.fetchall()
             if not rows and params["cursor"] > 0:
                 params["cursor"] = 0
-                cursor.execute(CLAIM_BY_ID, params)
+                cursor.execute(by_id, params)
                 rows = cursor.fetchall()
             # A short batch means the end of the lane: the next claim starts over from id 0.
             _cursors[lane] = max(r[0] for r in rows) if len(rows) == limit else 0
         else:
-            cursor.execute(CLAIM_BY_DUE, params)
+            cursor.execute(by_due, params)
             rows = cursor.fetchall()
     claimed = [Claimed(*row) for row in rows]
     for item in claimed:

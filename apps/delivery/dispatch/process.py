@@ -15,6 +15,7 @@ from django.utils import timezone
 from apps.core.errors import NotFound
 from apps.delivery import ratelimit
 from apps.delivery.channels.base import OutboundMessage, Outcome, SendResult
+from apps.delivery.dbcompat import is_sqlite, ts
 from apps.delivery.dispatch.claim import Claimed
 from apps.delivery.dispatch.outcome import RowResult
 from apps.delivery.dispatch.prepare import (
@@ -32,6 +33,10 @@ from apps.delivery.services.suppression import address_normalise
 log = logging.getLogger(__name__)
 
 ATTEMPT_COLUMNS = "project_id, delivery_id, number, connector_id, started_at, outcome, provider_code, provider_message"
+ATTEMPT_INSERT_SQLITE = (
+    "INSERT INTO delivery_attempt (project_id, delivery_id, number, connector_id, started_at, outcome,"
+    " provider_code, provider_message) VALUES (%s, %s, %s, %s, %s, '', '', '')"
+)
 
 
 def backoff_seconds(channel: str, attempts: int, retry_after: float | None = None) -> float:
@@ -100,6 +105,13 @@ def _render(rows: list[Claimed], channel: str) -> tuple[list[tuple[Claimed, dict
 
 def _attempts_write(sender: Sender, rows: list[Claimed], now: datetime) -> None:
     # Committed before the provider is called: a crash mid-send leaves the evidence.
+    if is_sqlite():
+        with connection.cursor() as cursor:
+            cursor.executemany(
+                ATTEMPT_INSERT_SQLITE,
+                [(row.project_id, row.id, row.attempts + 1, sender.config.connector_id, ts(now)) for row in rows],
+            )
+        return
     with (
         connection.cursor() as cursor,
         cursor.cursor.copy(f"COPY delivery_attempt ({ATTEMPT_COLUMNS}) FROM STDIN") as copy,
@@ -113,7 +125,7 @@ def _classify(row: Claimed, content: dict[str, Any], result: SendResult, latency
         "attempted": True,
         "outcome": str(result.outcome),
         "code": result.code[:64],
-        "message": result.message[:2000],
+        "message": result.message[:2000].replace("\x00", ""),  # Postgres text holds no NUL
         "latency_ms": latency_ms,
         "throttled": result.throttled,
     }

@@ -4,37 +4,40 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
 
 from apps.delivery import ratelimit
+from apps.delivery.dbcompat import ids_json, is_sqlite, ts
 from apps.delivery.dispatch.outcome import RowResult
 from apps.delivery.origins import FinalOutcome
 from apps.delivery.services.common import events_write, origins_notify
 
 FINAL_STATES = {"sent", "failed", "suppressed", "opted_out"}
 
+# Batches travel as one JSON document (jsonb_to_recordset) and id lists as one array
+# literal: binding thousands of array elements one by one costs more than the update.
 UPDATE_DELIVERIES = """
 UPDATE delivery_delivery d SET
     state = v.state, state_reason = v.reason, attempts = v.attempts, attempt_budget = v.budget,
     due_at = COALESCE(v.due_at, d.due_at), provider_reference = COALESCE(NULLIF(v.ref, ''), d.provider_reference),
     last_error = CASE WHEN v.error = '' THEN d.last_error ELSE v.error END,
-    payload_snapshot = COALESCE(v.snapshot::jsonb, d.payload_snapshot),
+    payload_snapshot = COALESCE(v.snapshot, d.payload_snapshot),
     sent_at = CASE WHEN v.state = 'sent' THEN %(now)s ELSE d.sent_at END,
     claimed_until = NULL, claim_token = NULL, updated_at = %(now)s
-FROM unnest(%(id)s::bigint[], %(state)s::text[], %(reason)s::text[], %(attempts)s::int[], %(budget)s::int[],
-            %(due_at)s::timestamptz[], %(ref)s::text[], %(error)s::text[], %(snapshot)s::text[])
-    AS v(id, state, reason, attempts, budget, due_at, ref, error, snapshot)
-WHERE d.id = v.id AND d.id = ANY(%(id)s)
+FROM jsonb_to_recordset(%(rows)s::jsonb) AS v(id bigint, state text, reason text, attempts int, budget int,
+    due_at timestamptz, ref text, error text, snapshot jsonb)
+WHERE d.id = v.id AND d.id = ANY(%(ids)s::bigint[])
 """
 
 # Which rows are still ours, locked until the results are in. Checked apart from the
 # updates so those join on ids alone: a filter on state or outcome there lets a planner
 # working from stale statistics pick a nested loop that rescans the whole batch per row.
 STILL_CLAIMED = """
-SELECT id FROM delivery_delivery WHERE id = ANY(%(id)s) AND claim_token = %(token)s AND state = 'claimed'
+SELECT id FROM delivery_delivery WHERE id = ANY(%(ids)s::bigint[]) AND claim_token = %(token)s AND state = 'claimed'
 FOR UPDATE
 """
 
@@ -42,10 +45,62 @@ UPDATE_ATTEMPTS = """
 UPDATE delivery_attempt a SET
     finished_at = %(now)s, outcome = v.outcome, provider_code = v.code, provider_message = v.message,
     latency_ms = v.latency
-FROM unnest(%(id)s::bigint[], %(number)s::int[], %(outcome)s::text[], %(code)s::text[], %(message)s::text[],
-            %(latency)s::int[]) AS v(id, number, outcome, code, message, latency)
-WHERE a.delivery_id = v.id AND a.number = v.number AND a.delivery_id = ANY(%(id)s)
+FROM jsonb_to_recordset(%(rows)s::jsonb) AS v(id bigint, number int, outcome text, code text, message text,
+    latency int)
+WHERE a.delivery_id = v.id AND a.number = v.number AND a.delivery_id = ANY(%(ids)s::bigint[])
 """
+
+
+# SQLite variants: its single writer is already held inside the IMMEDIATE transaction, so
+# no FOR UPDATE; the batch is applied row by row with executemany.
+SQLITE_STILL_CLAIMED = """
+SELECT id FROM delivery_delivery WHERE id IN (SELECT value FROM json_each(%s)) AND claim_token = %s
+AND state = 'claimed'
+"""
+
+SQLITE_UPDATE_DELIVERY = """
+UPDATE delivery_delivery SET
+    state = %s, state_reason = %s, attempts = %s, attempt_budget = %s, due_at = COALESCE(%s, due_at),
+    provider_reference = COALESCE(NULLIF(%s, ''), provider_reference),
+    last_error = CASE WHEN %s = '' THEN last_error ELSE %s END, payload_snapshot = COALESCE(%s, payload_snapshot),
+    sent_at = CASE WHEN %s = 'sent' THEN %s ELSE sent_at END, claimed_until = NULL, claim_token = NULL,
+    updated_at = %s
+WHERE id = %s
+"""
+
+SQLITE_UPDATE_ATTEMPT = """
+UPDATE delivery_attempt SET finished_at = %s, outcome = %s, provider_code = %s, provider_message = %s,
+    latency_ms = %s
+WHERE delivery_id = %s AND number = %s
+"""
+
+
+def _record_sqlite(cursor: Any, token: int, results: list[RowResult], now: datetime) -> set[int]:
+    at = ts(now)
+    cursor.execute(SQLITE_STILL_CLAIMED, [ids_json(r.row.id for r in results), token])
+    kept_ids = {row[0] for row in cursor.fetchall()}
+    rows = []
+    for r in results:
+        if r.row.id not in kept_ids:
+            continue
+        error = r.reason if r.state in {"retrying", "failed"} else ""
+        snapshot = json.dumps(r.snapshot, default=str) if r.snapshot is not None else None
+        budget = r.extra.get("budget", r.row.attempt_budget)
+        due = ts(r.due_at)
+        values = (r.state, r.reason[:255], r.attempts_after, budget, due, r.reference, error, error, snapshot)
+        rows.append((*values, r.state, at, at, r.row.id))
+    if rows:
+        cursor.executemany(SQLITE_UPDATE_DELIVERY, rows)
+    attempts = [
+        (at, r.outcome, r.code, r.message, r.latency_ms, r.row.id, r.attempts_after) for r in results if r.attempted
+    ]
+    if attempts:
+        cursor.executemany(SQLITE_UPDATE_ATTEMPT, attempts)
+    return kept_ids
+
+
+def id_array(ids: list[int]) -> str:
+    return "{" + ",".join(map(str, ids)) + "}"
 
 
 def _connector_health(results: list[RowResult], now: datetime) -> None:
@@ -54,8 +109,17 @@ def _connector_health(results: list[RowResult], now: datetime) -> None:
         if result.attempted and result.connector_id is not None:
             by_connector.setdefault(result.connector_id, []).append(result)
     threshold = settings.TIDINGS_CONNECTOR_FAILURE_THRESHOLD
+    sqlite = is_sqlite()
     with connection.cursor() as cursor:
         for connector_id, items in by_connector.items():
+            if any(r.outcome == "accepted" for r in items) and sqlite:
+                cursor.execute(
+                    "UPDATE delivery_connector SET status = 'healthy', consecutive_failures = 0, last_success_at = %s"
+                    " WHERE id = %s AND (status <> 'healthy' OR consecutive_failures <> 0 OR last_success_at IS NULL"
+                    " OR last_success_at < %s)",
+                    [ts(now), connector_id, ts(now - timedelta(seconds=10))],
+                )
+                continue
             if any(r.outcome == "accepted" for r in items):
                 # Skip the write when nothing changes: this runs for every batch.
                 cursor.execute(
@@ -72,52 +136,71 @@ def _connector_health(results: list[RowResult], now: datetime) -> None:
                 "UPDATE delivery_connector SET consecutive_failures = consecutive_failures + %s, last_failure_at = %s,"
                 " last_error = %s, status = CASE WHEN consecutive_failures + %s >= %s THEN 'failing' ELSE status END"
                 " WHERE id = %s",
-                [len(failures), now, failures[-1].reason[:2000], len(failures), threshold, connector_id],
+                [
+                    len(failures),
+                    ts(now) if sqlite else now,
+                    failures[-1].reason[:2000],
+                    len(failures),
+                    threshold,
+                    connector_id,
+                ],
             )
+
+
+def _record_postgres(cursor: Any, token: int, results: list[RowResult], now: datetime) -> set[int]:
+    attempted = [r for r in results if r.attempted]
+    cursor.execute(STILL_CLAIMED, {"ids": id_array([r.row.id for r in results]), "token": token})
+    kept_ids = {row[0] for row in cursor.fetchall()}
+    if kept_ids:
+        rows = [
+            {
+                "id": r.row.id,
+                "state": r.state,
+                "reason": r.reason[:255],
+                "attempts": r.attempts_after,
+                "budget": r.extra.get("budget", r.row.attempt_budget),
+                "due_at": r.due_at.isoformat() if r.due_at is not None else None,
+                "ref": r.reference,
+                "error": r.reason if r.state in {"retrying", "failed"} else "",
+                "snapshot": r.snapshot,
+            }
+            for r in results
+            if r.row.id in kept_ids
+        ]
+        cursor.execute(
+            UPDATE_DELIVERIES,
+            {"now": now, "rows": json.dumps(rows, default=str), "ids": id_array(sorted(kept_ids))},
+        )
+    if attempted:
+        # The attempt is history whether or not the claim is still ours.
+        rows = [
+            {
+                "id": r.row.id,
+                "number": r.attempts_after,
+                "outcome": r.outcome,
+                "code": r.code,
+                "message": r.message,
+                "latency": r.latency_ms,
+            }
+            for r in attempted
+        ]
+        cursor.execute(
+            UPDATE_ATTEMPTS,
+            {"now": now, "rows": json.dumps(rows), "ids": id_array([r.row.id for r in attempted])},
+        )
+    return kept_ids
 
 
 def record_results(token: int, results: list[RowResult], now: datetime) -> list[RowResult]:
     """Apply results; returns those that were still ours to record."""
     if not results:
         return []
-    params = {
-        "now": now,
-        "token": token,
-        "id": [r.row.id for r in results],
-        "state": [r.state for r in results],
-        "reason": [r.reason[:255] for r in results],
-        "attempts": [r.attempts_after for r in results],
-        "budget": [r.extra.get("budget", r.row.attempt_budget) for r in results],
-        "due_at": [r.due_at for r in results],
-        "ref": [r.reference for r in results],
-        "error": [r.reason if r.state in {"retrying", "failed"} else "" for r in results],
-        "snapshot": [json.dumps(r.snapshot, default=str) if r.snapshot is not None else None for r in results],
-    }
-    attempted = [r for r in results if r.attempted]
     with transaction.atomic():
         with connection.cursor() as cursor:
-            cursor.execute(STILL_CLAIMED, {"id": params["id"], "token": token})
-            kept_ids = {row[0] for row in cursor.fetchall()}
-            if kept_ids:
-                keep = [i for i, r in enumerate(results) if r.row.id in kept_ids]
-                cursor.execute(
-                    UPDATE_DELIVERIES,
-                    {k: ([v[i] for i in keep] if isinstance(v, list) else v) for k, v in params.items()},
-                )
-            if attempted:
-                # The attempt is history whether or not the claim is still ours.
-                cursor.execute(
-                    UPDATE_ATTEMPTS,
-                    {
-                        "now": now,
-                        "id": [r.row.id for r in attempted],
-                        "number": [r.attempts_after for r in attempted],
-                        "outcome": [r.outcome for r in attempted],
-                        "code": [r.code for r in attempted],
-                        "message": [r.message for r in attempted],
-                        "latency": [r.latency_ms for r in attempted],
-                    },
-                )
+            if is_sqlite():
+                kept_ids = _record_sqlite(cursor, token, results, now)
+            else:
+                kept_ids = _record_postgres(cursor, token, results, now)
         kept = [r for r in results if r.row.id in kept_ids]
         events_write(
             (r.row.project_id, r.row.id, r.row.channel, r.state, r.reason, now) for r in kept if r.state != "queued"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.conf import settings
@@ -12,10 +12,11 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.core.errors import ApplicationError, NotFound
+from apps.delivery.dbcompat import is_sqlite, ts
 from apps.delivery.models import Connector, Delivery, Lane, TemplateVersion
 from apps.delivery.origins import FinalOutcome
 from apps.delivery.services.common import events_write, origins_notify
-from apps.delivery.wake import wake_on_commit
+from apps.delivery.wake import release_at_on_commit, wake_on_commit
 from apps.projects.models import Project
 from apps.subscribers.models import Channel, Subscriber
 
@@ -95,14 +96,12 @@ WITH ins AS (
         content, context, lane, state, state_reason, category, due_at, attempts, attempt_budget,
         delivery_key, connector_id, provider_reference, last_error, created_at, updated_at)
     SELECT %(project)s, r.channel, r.destination, r.subscriber_id, r.origin_kind, r.origin_id, r.version_id,
-        r.content::jsonb, r.context::jsonb, r.lane, r.state, '', r.category, r.due_at, 0, r.budget,
+        r.content, COALESCE(r.context, '{}'::jsonb), r.lane, r.state, '', r.category, r.due_at, 0, r.budget,
         r.delivery_key, r.connector_id, '', '', %(now)s, %(now)s
-    FROM unnest(%(channel)s::text[], %(destination)s::text[], %(subscriber_id)s::bigint[], %(origin_kind)s::text[],
-        %(origin_id)s::text[], %(version_id)s::bigint[], %(content)s::text[], %(context)s::text[],
-        %(lane)s::text[], %(state)s::text[], %(category)s::text[], %(due_at)s::timestamptz[],
-        %(budget)s::int[], %(delivery_key)s::text[], %(connector_id)s::bigint[])
-        AS r(channel, destination, subscriber_id, origin_kind, origin_id, version_id, content, context,
-             lane, state, category, due_at, budget, delivery_key, connector_id)
+    -- The batch travels as one JSON document: binding many arrays element by element is slower.
+    FROM jsonb_to_recordset(%(rows)s::jsonb) AS r(channel text, destination text, subscriber_id bigint,
+        origin_kind text, origin_id text, version_id bigint, content jsonb, context jsonb, lane text,
+        state text, category text, due_at timestamptz, budget int, delivery_key text, connector_id bigint)
     ON CONFLICT (project_id, delivery_key) DO NOTHING
     RETURNING id, delivery_key, channel, state, due_at
 ), ev AS (
@@ -115,6 +114,41 @@ WITH ins AS (
 )
 SELECT id, delivery_key, state FROM ins
 """
+
+
+# SQLite (``make run``): one row at a time in the same transaction; a single local writer
+# needs no set-based trick to be fast enough.
+SQLITE_INSERT_SQL = """
+INSERT INTO delivery_delivery (
+    project_id, channel, destination, subscriber_id, origin_kind, origin_id, template_version_id,
+    content, context, lane, state, state_reason, category, due_at, attempts, attempt_budget,
+    delivery_key, connector_id, provider_reference, last_error, created_at, updated_at)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '', %s, %s, 0, %s, %s, %s, '', '', %s, %s)
+ON CONFLICT (project_id, delivery_key) DO NOTHING
+RETURNING id, delivery_key, state
+"""
+
+
+def _insert_sqlite(project: Project, rows: list[dict[str, Any]], now: datetime) -> list[tuple[int, str, str]]:
+    inserted: list[tuple[int, str, str]] = []
+    events = []
+    with connection.cursor() as cursor:
+        for r in rows:
+            due_at = datetime.fromisoformat(r["due_at"])
+            content = json.dumps(r["content"], default=str) if r["content"] is not None else None
+            context = json.dumps(r["context"], default=str)
+            params = (project.pk, r["channel"], r["destination"], r["subscriber_id"], r["origin_kind"])
+            params += (r["origin_id"], r["version_id"], content, context, r["lane"], r["state"], r["category"])
+            params += (ts(due_at), r["budget"], r["delivery_key"], r["connector_id"], ts(now), ts(now))
+            cursor.execute(SQLITE_INSERT_SQL, params)
+            row = cursor.fetchone()
+            if row is None:
+                continue  # the key exists already
+            inserted.append((row[0], row[1], row[2]))
+            reason = f"due {due_at.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}" if row[2] == "scheduled" else ""
+            events.append((project.pk, row[0], r["channel"], row[2], reason, now))
+    events_write(events)
+    return inserted
 
 
 @transaction.atomic
@@ -135,28 +169,33 @@ def deliveries_enqueue(*, project: Project, requests: list[DeliveryRequest]) -> 
     def due(r: DeliveryRequest) -> datetime:
         return r.due_at if r.due_at is not None else now
 
-    params = {
-        "project": project.pk,
-        "now": now,
-        "channel": [r.channel for r in rows],
-        "destination": [r.destination for r in rows],
-        "subscriber_id": [r.subscriber_id for r in rows],
-        "origin_kind": [r.origin_kind for r in rows],
-        "origin_id": [str(r.origin_id) for r in rows],
-        "version_id": [r.template_version_id for r in rows],
-        "content": [None if r.content is None else json.dumps(r.content) for r in rows],
-        "context": [json.dumps(r.context or {}) for r in rows],
-        "lane": [r.lane for r in rows],
-        "state": ["scheduled" if due(r) > now else "queued" for r in rows],
-        "category": [r.category or "" for r in rows],
-        "due_at": [due(r) for r in rows],
-        "budget": [r.attempt_budget or attempt_budget_default(r.channel) for r in rows],
-        "delivery_key": [r.delivery_key for r in rows],
-        "connector_id": [r.connector_id for r in rows],
-    }
-    with connection.cursor() as cursor:
-        cursor.execute(INSERT_SQL, params)
-        inserted = cursor.fetchall()
+    row_dicts = [
+        {
+            "channel": r.channel,
+            "destination": r.destination,
+            "subscriber_id": r.subscriber_id,
+            "origin_kind": r.origin_kind,
+            "origin_id": str(r.origin_id),
+            "version_id": r.template_version_id,
+            "content": r.content,
+            "context": r.context or {},
+            "lane": r.lane,
+            "state": "scheduled" if due(r) > now else "queued",
+            "category": r.category or "",
+            "due_at": due(r).isoformat(),
+            "budget": r.attempt_budget or attempt_budget_default(r.channel),
+            "delivery_key": r.delivery_key,
+            "connector_id": r.connector_id,
+        }
+        for r in rows
+    ]
+    if is_sqlite():
+        inserted = _insert_sqlite(project, row_dicts, now)
+    else:
+        params = {"project": project.pk, "now": now, "rows": json.dumps(row_dicts, default=str)}
+        with connection.cursor() as cursor:
+            cursor.execute(INSERT_SQL, params)
+            inserted = cursor.fetchall()
     ids = {key: pk for pk, key, _ in inserted}
     missing = [key for key in unique if key not in ids]
     if missing:
@@ -165,6 +204,9 @@ def deliveries_enqueue(*, project: Project, requests: list[DeliveryRequest]) -> 
         )
         ids.update(dict(existing))
     wake_on_commit({unique[key].lane for _, key, state in inserted if state == "queued"})
+    scheduled = [due(unique[key]) for _, key, state in inserted if state == "scheduled"]
+    if scheduled:
+        release_at_on_commit((min(scheduled) - now).total_seconds())
     return [ids[r.delivery_key] for r in requests]
 
 
@@ -204,6 +246,24 @@ ins AS (
     SELECT %(project)s, id, channel, state, '', %(now)s FROM ins
 )
 SELECT count(*) FROM ins
+"""
+
+
+# SQLite has no data-modifying CTE: insert, then write the events from what it returned.
+SQLITE_FANOUT_SQL = """
+WITH ids(id) AS ({ids_sql})
+INSERT INTO delivery_delivery (
+    project_id, channel, destination, subscriber_id, origin_kind, origin_id, template_version_id,
+    content, context, lane, state, state_reason, category, due_at, attempts, attempt_budget,
+    delivery_key, connector_id, provider_reference, last_error, created_at, updated_at)
+SELECT s.project_id, %(channel)s, {destination}, s.id, %(origin_kind)s, %(origin_id)s, %(version_id)s,
+    NULL, '{{}}', %(lane)s, %(state)s, '', %(category)s, %(due_at)s, 0, %(budget)s,
+    {key}, %(connector_id)s, '', '', %(now)s, %(now)s
+FROM ids JOIN subscribers_subscriber s ON s.id = ids.id {join}
+WHERE s.project_id = %(project)s AND s.erased_at IS NULL AND s.merged_into_id IS NULL AND {has_destination}
+ORDER BY s.id
+ON CONFLICT (project_id, delivery_key) DO NOTHING
+RETURNING id, channel, state
 """
 
 
@@ -273,31 +333,51 @@ def deliveries_enqueue_for_subscribers(
     for index, value in enumerate(params):
         ids_sql = ids_sql.replace("%s", f"%(p{index})s", 1)
         named[f"p{index}"] = value
-    sql = FANOUT_SQL.format(
+    sqlite = is_sqlite()
+    sql = (SQLITE_FANOUT_SQL if sqlite else FANOUT_SQL).format(
         destination=destination, has_destination=has_destination, key=key, join=join, ids_sql=ids_sql
     )
+    if sqlite:
+        named.update(due_at=ts(due), now=ts(now))
     with connection.cursor() as cursor:
         cursor.execute(sql, named)
-        (created,) = cursor.fetchone()
+        if sqlite:
+            inserted = cursor.fetchall()
+            events_write((project.pk, pk, ch, state, "", now) for pk, ch, state in inserted)
+            created = len(inserted)
+        else:
+            (created,) = cursor.fetchone()
     if created and named["state"] == "queued":
         wake_on_commit([lane])
+    elif created:
+        release_at_on_commit((due - now).total_seconds())
     return int(created)
+
+
+CANCEL_SQL = """
+UPDATE delivery_delivery SET state = 'cancelled', state_reason = 'cancelled by origin',
+    claimed_until = NULL, updated_at = %s
+WHERE project_id = %s AND origin_kind = %s AND origin_id = ANY(%s)
+  AND state IN ('scheduled', 'queued', 'retrying')
+RETURNING id, channel, origin_id
+"""
+SQLITE_CANCEL_SQL = CANCEL_SQL.replace("= ANY(%s)", "IN (SELECT value FROM json_each(%s))")
 
 
 @transaction.atomic
 def deliveries_cancel(*, project: Project, origin_kind: str, origin_ids: list[str]) -> int:
     """Cancel the deliveries of these origins that have not been claimed yet."""
     now = timezone.now()
+    sqlite = is_sqlite()
     with connection.cursor() as cursor:
         cursor.execute(
-            """
-            UPDATE delivery_delivery SET state = 'cancelled', state_reason = 'cancelled by origin',
-                claimed_until = NULL, updated_at = %s
-            WHERE project_id = %s AND origin_kind = %s AND origin_id = ANY(%s)
-              AND state IN ('scheduled', 'queued', 'retrying')
-            RETURNING id, channel, origin_id
-            """,
-            [now, project.pk, origin_kind, [str(o) for o in origin_ids]],
+            SQLITE_CANCEL_SQL if sqlite else CANCEL_SQL,
+            [
+                ts(now) if sqlite else now,
+                project.pk,
+                origin_kind,
+                json.dumps([str(o) for o in origin_ids]) if sqlite else [str(o) for o in origin_ids],
+            ],
         )
         rows = cursor.fetchall()
     events_write((project.pk, pk, channel, "cancelled", "cancelled by origin", now) for pk, channel, _ in rows)

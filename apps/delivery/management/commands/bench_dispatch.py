@@ -33,6 +33,20 @@ CHUNK = 50_000
 IDS_SQL = "SELECT id FROM subscribers_subscriber WHERE project_id = %s AND id >= %s AND id < %s"
 
 
+def _group_cpu_seconds(pgid: int) -> float:
+    """User + system CPU of every process in the worker's process group (Linux /proc)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # fields after "(comm)": state, ppid, pgrp, ...
+            total += int(fields[11]) + int(fields[12])
+    return total / ticks
+
+
 class Command(BaseCommand):
     help = "Send N bulk deliveries through real workers and the dry-run email adapter; print messages/s."
 
@@ -93,6 +107,7 @@ class Command(BaseCommand):
                 time.sleep(0.5)
             elapsed = time.monotonic() - started
             send_phase = time.monotonic() - sent_started
+            worker_cpu = _group_cpu_seconds(worker.pid)
         finally:
             worker.terminate()
             worker.wait(timeout=30)
@@ -101,6 +116,10 @@ class Command(BaseCommand):
         self.stdout.write(
             f"send: {sent} sent in {send_phase:.1f}s after fan-out → {sent / send_phase:,.0f} messages/s "
             f"(end to end incl. fan-out {sent / elapsed:,.0f}/s) with {options['concurrency']} worker processes"
+        )
+        self.stdout.write(
+            f"worker CPU: {worker_cpu:.1f}s = {worker_cpu / max(sent, 1) * 1e6:,.0f} µs per message "
+            f"(load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
         )
         other = dict(rows.exclude(state="sent").values_list("state").annotate(n=Count("id")).values_list("state", "n"))
         self.stdout.write(f"not sent: {sum(other.values())} {other}")
