@@ -1,6 +1,8 @@
 """Routing for the public API under /api/v1/. Each app contributes its own urls."""
 
-from django.urls import include, path
+from django.urls import include, path, re_path
+
+from apps.core.problems import api_not_found
 
 urlpatterns = [
     path("", include("apps.governance.api.urls")),
@@ -10,3 +12,5 @@ urlpatterns = [
     path("", include("apps.workflows.api.urls")),
     path("", include("apps.campaigns.api.urls")),
 ]
+
+urlpatterns += [re_path(r"^.*$", api_not_found, name="api-not-found")]

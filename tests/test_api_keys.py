@@ -122,28 +122,33 @@ def test_last_used_is_written_at_most_once_a_minute(project, client_for):
     assert key.last_used_at == first
 
 
-def test_public_key_lacking_scope_gets_403_naming_it(project, client_for, settings):
-    from django.urls import path
-
-    from apps.governance.api.base import ProjectAPIView
-
-    class PublishProbe(ProjectAPIView):
-        required_scope = "notifications:publish"
-
-        def get(self, request):  # pragma: no cover - must not run
-            raise AssertionError("view ran without the scope")
-
-    import tests.urls_probe as probe
-
-    probe.urlpatterns[:] = [path("api/v1/probe", PublishProbe.as_view())]
-    settings.ROOT_URLCONF = "tests.urls_probe"
+@pytest.mark.urls("tests.urls_probe")
+def test_public_key_lacking_scope_gets_403_naming_it(project, client_for):
     _, raw = api_key_create(project=project, name="app", kind="public")
-    response = client_for(raw).get("/api/v1/probe")
+    response = client_for(raw).get("/api/v1/probe/publish")
     assert response.status_code == 403
+    assert response["Content-Type"] == "application/problem+json"
     body = response.json()
     assert body["code"] == "missing_scope"
     assert body["missing_scope"] == "notifications:publish"
     assert "notifications:publish" in body["detail"]
+
+
+@pytest.mark.urls("tests.urls_probe")
+def test_restricted_key_gets_only_its_scopes(project, client_for):
+    _, raw = api_key_create(project=project, name="r", kind="restricted", ceiling="secret", scopes=["read"])
+    assert client_for(raw).get("/api/v1/probe/publish").json()["code"] == "missing_scope"
+    _, publisher = api_key_create(
+        project=project, name="p", kind="restricted", ceiling="secret", scopes=["notifications:publish"]
+    )
+    assert client_for(publisher).get("/api/v1/probe/publish").status_code == 200
+
+
+@pytest.mark.urls("tests.urls_probe")
+def test_view_without_declared_scope_is_refused(secret_client):
+    response = secret_client.get("/api/v1/probe/undeclared")
+    assert response.status_code == 403
+    assert response.json()["code"] == "scope_not_declared"
 
 
 def test_per_key_throttle_answers_429_with_retry_after(project, client_for):

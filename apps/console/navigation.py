@@ -17,3 +17,8 @@ NAVIGATION: list[NavItem] = [
     NavItem("API keys", "governance_console:keys", "keys"),
 ]
 NAVIGATION.append(NavItem("Campaigns", "campaigns_console:list", "campaigns"))
+NAVIGATION += [
+    NavItem("Subscribers", "subscribers_console:list", "subscribers"),
+    NavItem("Segments", "subscribers_console:segments", "segments"),
+    NavItem("Imports", "subscribers_console:imports", "imports"),
+]

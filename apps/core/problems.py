@@ -131,3 +131,8 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         extra = getattr(exc, "problem_extra", {}) or {}
         return _problem(exc.status_code, str(code), str(exc.detail), headers=headers, **extra)
     return None
+
+
+def api_not_found(request: Any, *args: Any, **kwargs: Any) -> HttpResponse:
+    """Unknown paths under /api/ answer a problem, not an HTML page or a redirect."""
+    return problem_response(404, "not_found", f"No API endpoint at {request.path}.")

@@ -1,9 +1,13 @@
+from typing import Any
+
+from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from apps.core.errors import ApplicationError
 from apps.governance.models import ApiKey, Membership
-from apps.governance.services import api_key_create, api_key_revoke, api_key_rotate
+from apps.governance.services import api_key_create, api_key_revoke, api_key_rotate, validate_key_scopes
 
 
 @admin.register(Membership)
@@ -13,8 +17,31 @@ class MembershipAdmin(admin.ModelAdmin):
     search_fields = ("user__username", "organization__name")
 
 
+class ApiKeyAdminForm(forms.ModelForm):
+    class Meta:
+        model = ApiKey
+        fields = ("project", "name", "kind", "ceiling", "scopes", "rate_limit_per_minute")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in ("ceiling", "scopes"):
+            if name in self.fields:
+                self.fields[name].required = False
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.instance.pk is None and data.get("kind"):
+            try:
+                ceiling, scopes = validate_key_scopes(data["kind"], data.get("ceiling") or None, data.get("scopes"))
+            except ApplicationError as exc:
+                raise forms.ValidationError({exc.field if exc.field in self.fields else "kind": exc.message}) from exc
+            data["ceiling"], data["scopes"] = ceiling, scopes
+        return data
+
+
 @admin.register(ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
+    form = ApiKeyAdminForm
     list_display = ("name", "project", "kind", "masked", "status", "created_at", "last_used_at", "revoked_at")
     list_filter = ("kind", "project")
     search_fields = ("name", "last_four")
@@ -33,8 +60,8 @@ class ApiKeyAdmin(admin.ModelAdmin):
             project=obj.project,
             name=obj.name,
             kind=obj.kind,
-            ceiling=obj.ceiling or None,
-            scopes=obj.scopes or None,
+            ceiling=obj.ceiling if obj.kind == ApiKey.Kind.RESTRICTED else None,
+            scopes=obj.scopes if obj.kind == ApiKey.Kind.RESTRICTED else None,
             created_by=request.user,
         )
         obj.pk = key.pk

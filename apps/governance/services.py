@@ -28,7 +28,7 @@ def membership_set(*, user: AbstractBaseUser, organization: Organization, role: 
     return membership
 
 
-def _validate_scopes(kind: str, ceiling: str | None, scopes: Iterable[str] | None) -> tuple[str, list[str]]:
+def validate_key_scopes(kind: str, ceiling: str | None, scopes: Iterable[str] | None) -> tuple[str, list[str]]:
     if kind not in ApiKey.Kind.values:
         raise ApplicationError(f"Unknown key type {kind!r}; use public, secret or restricted.", field="kind")
     if kind != ApiKey.Kind.RESTRICTED:
@@ -66,7 +66,7 @@ def api_key_create(
     name = (name or "").strip()
     if not name or len(name) > 100:
         raise ApplicationError("A key needs a name of 1 to 100 characters.", field="name")
-    ceiling, scope_list = _validate_scopes(kind, ceiling, scopes)
+    ceiling, scope_list = validate_key_scopes(kind, ceiling, scopes)
     prefix = ApiKey.PREFIXES[ApiKey.Kind(kind)]
     raw = raw_key or generate_raw_key(prefix)
     if not raw.startswith(prefix) or not looks_like_key(raw):

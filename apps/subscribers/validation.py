@@ -7,6 +7,7 @@ rows without raising, and ``ensure_*`` wraps them into ApplicationError for serv
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from apps.core.errors import ApplicationError
 from apps.core.time import is_valid_timezone
@@ -16,6 +17,7 @@ TAG_MAX_LENGTH = 64
 # provider's business; this catches typos and pasted garbage.
 _EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$")
 _PHONE = re.compile(r"^\+[1-9][0-9]{6,14}$")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _LOCALE = re.compile(r"^[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,8})*$")
 
 
@@ -46,11 +48,17 @@ def locale_problem(value: str) -> str | None:
 def tag_problem(name: object) -> str | None:
     if not isinstance(name, str):
         return "A tag name must be a string."
+    return _tag_problem(name)
+
+
+# Imports repeat the same few tag names a million times.
+@lru_cache(maxsize=4096)
+def _tag_problem(name: str) -> str | None:
     if not name.strip():
         return "A tag name cannot be empty."
     if len(name) > TAG_MAX_LENGTH:
         return f"Tag {name[:20]!r}… is {len(name)} characters long; the limit is {TAG_MAX_LENGTH}."
-    if any(ord(ch) < 32 or 127 <= ord(ch) < 160 or ch in "\u2028\u2029" for ch in name):
+    if _CONTROL.search(name):
         return f"Tag {name!r} contains control characters."
     if name != name.strip():
         return f"Tag {name!r} has leading or trailing spaces."

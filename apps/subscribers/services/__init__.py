@@ -1,6 +1,7 @@
 """Subscriber writes. Import from here: ``from apps.subscribers.services import ...``."""
 
 from apps.subscribers.services.devices import device_deactivate, device_delete, device_register
+from apps.subscribers.services.imports import import_create, import_run
 from apps.subscribers.services.segments import (
     segment_count_preview,
     segment_create,
@@ -21,6 +22,8 @@ __all__ = [
     "device_deactivate",
     "device_delete",
     "device_register",
+    "import_create",
+    "import_run",
     "preference_set",
     "segment_count_preview",
     "segment_create",

@@ -1,0 +1,295 @@
+"""Input shapes and output documents for the subscribers API. Rules live in services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from apps.subscribers.models import Channel, Device, ImportJob, Segment, Subscriber, TagEvent
+
+
+class IdentifyIn(serializers.Serializer):
+    external_id = serializers.CharField(max_length=255, required=False, allow_null=True)
+    anonymous_id = serializers.CharField(max_length=255, required=False, allow_null=True)
+    email = serializers.CharField(max_length=254, required=False, allow_blank=True)
+    phone = serializers.CharField(max_length=32, required=False, allow_blank=True)
+    timezone = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    locale = serializers.CharField(max_length=35, required=False, allow_blank=True)
+    attributes = serializers.DictField(required=False)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs.get("external_id") and not attrs.get("anonymous_id"):
+            raise serializers.ValidationError({"external_id": "Send an external_id, an anonymous_id, or both."})
+        return attrs
+
+
+class PreferenceIn(serializers.Serializer):
+    channel = serializers.CharField()
+    category = serializers.CharField(required=False, allow_blank=True, default="")
+    opted_out = serializers.BooleanField()
+
+
+class SubscriberPatchIn(serializers.Serializer):
+    email = serializers.CharField(max_length=254, required=False, allow_blank=True)
+    phone = serializers.CharField(max_length=32, required=False, allow_blank=True)
+    timezone = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    locale = serializers.CharField(max_length=35, required=False, allow_blank=True)
+    attributes = serializers.DictField(required=False)
+    preferences = PreferenceIn(many=True, required=False)
+
+
+class TagsIn(serializers.Serializer):
+    add = serializers.ListField(child=serializers.CharField(trim_whitespace=False, allow_blank=True), default=list)
+    remove = serializers.ListField(child=serializers.CharField(trim_whitespace=False, allow_blank=True), default=list)
+
+
+class DeviceIn(serializers.Serializer):
+    external_id = serializers.CharField(max_length=255, required=False, allow_null=True)
+    anonymous_id = serializers.CharField(max_length=255, required=False, allow_null=True)
+    platform = serializers.CharField()
+    token = serializers.CharField(max_length=4096)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs.get("external_id") and not attrs.get("anonymous_id"):
+            raise serializers.ValidationError({"external_id": "Send the external_id or anonymous_id of the owner."})
+        return attrs
+
+
+class SegmentIn(serializers.Serializer):
+    name = serializers.CharField(max_length=200)
+    rules = serializers.JSONField()
+
+
+class SegmentPatchIn(serializers.Serializer):
+    name = serializers.CharField(max_length=200, required=False)
+    rules = serializers.JSONField(required=False)
+
+
+class PageQuery(serializers.Serializer):
+    cursor = serializers.CharField(required=False, help_text="The next_cursor of the previous page.")
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=500, default=50)
+
+
+class ListQuery(PageQuery):
+    tag = serializers.CharField(required=False, help_text="Only subscribers carrying this tag.")
+    segment = serializers.IntegerField(required=False, help_text="Only members of this segment (id).")
+    email = serializers.CharField(required=False, help_text="Exact email address.")
+    created_after = serializers.DateTimeField(required=False)
+    created_before = serializers.DateTimeField(required=False)
+
+
+class ImportUploadIn(serializers.Serializer):
+    """The multipart form of an import upload (documentation: the view streams the part)."""
+
+    file = serializers.FileField(help_text="A CSV (with a header row) or NDJSON file.")
+
+
+# --- Output documents --------------------------------------------------------------------
+# These describe, for the OpenAPI contract, the JSON the *_out functions below build; the
+# views never serialize through them (the functions are cheaper and already exact).
+
+
+NEXT_CURSOR_HELP = "Pass as ?cursor= for the next page; null at the end."
+
+
+class ProblemErrorOut(serializers.Serializer):
+    field = serializers.CharField(allow_null=True)
+    message = serializers.CharField()
+    code = serializers.CharField()
+
+
+class ProblemOut(serializers.Serializer):
+    """An RFC 9457 problem document (application/problem+json), as apps.core.problems writes it."""
+
+    type = serializers.URLField()
+    title = serializers.CharField()
+    status = serializers.IntegerField()
+    code = serializers.CharField(help_text="Stable machine-readable code, e.g. not_found or validation_error.")
+    detail = serializers.CharField()
+    errors = ProblemErrorOut(many=True, required=False)
+
+
+class SegmentRefOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
+class PreferenceOut(serializers.Serializer):
+    channel = serializers.ChoiceField(choices=Channel.choices)
+    category = serializers.CharField(allow_blank=True)
+    opted_out = serializers.BooleanField()
+
+
+class DeviceOut(serializers.Serializer):
+    platform = serializers.ChoiceField(choices=Device.Platform.choices)
+    token = serializers.CharField()
+    active = serializers.BooleanField()
+    last_seen_at = serializers.DateTimeField(allow_null=True)
+
+
+class DeviceOwnerOut(serializers.Serializer):
+    external_id = serializers.CharField(allow_null=True)
+    anonymous_id = serializers.CharField(allow_null=True)
+
+
+class DeviceRegisteredOut(DeviceOut):
+    subscriber = DeviceOwnerOut()
+
+
+class SubscriberOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    external_id = serializers.CharField(allow_null=True)
+    anonymous_id = serializers.CharField(allow_null=True)
+    email = serializers.CharField(allow_blank=True)
+    phone = serializers.CharField(allow_blank=True)
+    timezone = serializers.CharField(allow_blank=True)
+    locale = serializers.CharField(allow_blank=True)
+    attributes = serializers.DictField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+class SubscriberTaggedOut(SubscriberOut):
+    tags = serializers.ListField(child=serializers.CharField())
+
+
+class SubscriberDetailOut(SubscriberTaggedOut):
+    devices = DeviceOut(many=True)
+    segments = SegmentRefOut(many=True)
+    preferences = PreferenceOut(many=True)
+
+
+class SubscriberPageOut(serializers.Serializer):
+    results = SubscriberTaggedOut(many=True)
+    next_cursor = serializers.CharField(allow_null=True, help_text=NEXT_CURSOR_HELP)
+
+
+class SegmentMembersPageOut(serializers.Serializer):
+    results = SubscriberOut(many=True)
+    next_cursor = serializers.CharField(allow_null=True, help_text=NEXT_CURSOR_HELP)
+
+
+class TagsOut(serializers.Serializer):
+    tags = serializers.ListField(child=serializers.CharField())
+    segments = SegmentRefOut(many=True, help_text="The segments the subscriber is in after the change.")
+
+
+class TagEventOut(serializers.Serializer):
+    tag = serializers.CharField()
+    action = serializers.ChoiceField(choices=TagEvent.Action.choices)
+    source = serializers.ChoiceField(choices=TagEvent.Source.choices)
+    at = serializers.DateTimeField()
+
+
+class ExportDeviceOut(serializers.Serializer):
+    platform = serializers.ChoiceField(choices=Device.Platform.choices)
+    token = serializers.CharField()
+    active = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+
+
+class SubscriberExportOut(serializers.Serializer):
+    external_id = serializers.CharField(allow_null=True)
+    anonymous_ids = serializers.ListField(child=serializers.CharField())
+    email = serializers.CharField(allow_blank=True)
+    phone = serializers.CharField(allow_blank=True)
+    timezone = serializers.CharField(allow_blank=True)
+    locale = serializers.CharField(allow_blank=True)
+    attributes = serializers.DictField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+    tags = serializers.ListField(child=serializers.CharField())
+    tag_events = TagEventOut(many=True)
+    devices = ExportDeviceOut(many=True)
+    segments = serializers.ListField(child=serializers.CharField(), help_text="Segment names.")
+    preferences = PreferenceOut(many=True)
+
+
+class SegmentOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    rules = serializers.JSONField()
+    count = serializers.IntegerField(help_text="Current number of members.")
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+class SegmentListOut(serializers.Serializer):
+    results = SegmentOut(many=True)
+
+
+class ImportRowErrorOut(serializers.Serializer):
+    line = serializers.IntegerField()
+    message = serializers.CharField()
+
+
+class ImportJobOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=ImportJob.Status.choices)
+    format = serializers.ChoiceField(choices=ImportJob.Format.choices)
+    file_name = serializers.CharField(allow_blank=True)
+    size_bytes = serializers.IntegerField()
+    rows_total = serializers.IntegerField(allow_null=True)
+    rows_done = serializers.IntegerField()
+    rows_imported = serializers.IntegerField()
+    rows_failed = serializers.IntegerField()
+    errors = ImportRowErrorOut(many=True, help_text="Rejected rows, by line; at most 1000.")
+    errors_truncated = serializers.BooleanField()
+    error = serializers.CharField(allow_null=True, help_text="Why the whole job failed, if it did.")
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+def subscriber_out(s: Subscriber, tags: set[str] | None = None) -> dict[str, Any]:
+    body = {
+        "id": s.pk,
+        "external_id": s.external_id,
+        "anonymous_id": s.anonymous_id,
+        "email": s.email,
+        "phone": s.phone,
+        "timezone": s.timezone,
+        "locale": s.locale,
+        "attributes": s.attributes,
+        "created_at": s.created_at,
+        "updated_at": s.updated_at,
+    }
+    if tags is not None:
+        body["tags"] = sorted(tags)
+    return body
+
+
+def device_out(d: Device) -> dict[str, Any]:
+    return {"platform": d.platform, "token": d.token, "active": d.active, "last_seen_at": d.last_seen_at}
+
+
+def segment_out(s: Segment, count: int) -> dict[str, Any]:
+    return {
+        "id": s.pk,
+        "name": s.name,
+        "rules": s.rules,
+        "count": count,
+        "created_at": s.created_at,
+        "updated_at": s.updated_at,
+    }
+
+
+def import_out(job: ImportJob) -> dict[str, Any]:
+    return {
+        "id": job.pk,
+        "status": job.status,
+        "format": job.format,
+        "file_name": job.original_name,
+        "size_bytes": job.size_bytes,
+        "rows_total": job.rows_total,
+        "rows_done": job.rows_done,
+        "rows_imported": job.rows_imported,
+        "rows_failed": job.rows_failed,
+        "errors": sorted(job.errors, key=lambda e: e["line"])[:1000],
+        "errors_truncated": job.rows_failed > len(job.errors),
+        "error": job.error or None,
+        "created_at": job.created_at,
+        "started_at": job.started_at,
+        "finished_at": job.finished_at,
+    }
