@@ -6,10 +6,12 @@ from wagtail import urls as wagtail_urls
 from wagtail.admin import urls as wagtailadmin_urls
 from wagtail.documents import urls as wagtaildocs_urls
 
+from apps.campaigns.public import unsubscribe
 from apps.core.health import health_view
 
 urlpatterns = [
     path("health", health_view, name="health"),
+    path("u/<str:token>", unsubscribe, name="unsubscribe"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

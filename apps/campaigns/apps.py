@@ -5,3 +5,12 @@ class CampaignsConfig(AppConfig):
     name = "apps.campaigns"
     label = "campaigns"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from apps.campaigns.listeners import campaign_claims_hold, campaign_outcomes_record
+        from apps.campaigns.unsubscribe import campaign_content_decorate
+        from apps.delivery.origins import origin_content_decorators, origin_hold_checks, origin_listeners
+
+        origin_listeners.add("campaign", campaign_outcomes_record)
+        origin_content_decorators.add("campaign", campaign_content_decorate)
+        origin_hold_checks.add("campaign", campaign_claims_hold)

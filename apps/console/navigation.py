@@ -18,6 +18,7 @@ NAVIGATION: list[NavItem] = [
     NavItem("Segments", "subscribers_console:segments", "segments"),
     NavItem("Imports", "subscribers_console:imports", "imports"),
     NavItem("Journeys", "workflows_console:list", "workflows"),
+    NavItem("Campaigns", "campaigns_console:list", "campaigns"),
     NavItem("Notifications", "notifications_console:explorer", "notifications"),
     NavItem("Templates", "delivery_console:templates", "templates"),
     NavItem("Layouts", "delivery_console:layouts", "layouts"),

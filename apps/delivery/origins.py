@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from apps.core.registry import Registry
 
@@ -27,3 +28,36 @@ class FinalOutcome:
 
 OriginListener = Callable[[Sequence[FinalOutcome]], None]
 origin_listeners: Registry[OriginListener] = Registry("origin listener")
+
+
+# An origin may add to each rendered message before it is sent (campaigns add their
+# RFC 8058 List-Unsubscribe headers, signed per recipient). The dispatcher calls this once
+# per batch with (row, content) pairs; rows carry project_id, origin_kind, origin_id and
+# destination. A decorator returns the content to send for one row.
+ContentDecorator = Callable[[Any, dict[str, Any]], dict[str, Any]]
+origin_content_decorators: Registry[ContentDecorator] = Registry("origin content decorator")
+
+
+def origin_contents_decorate(ready: list[tuple[Any, dict[str, Any]]]) -> list[tuple[Any, dict[str, Any]]]:
+    out = []
+    for row, content in ready:
+        if row.origin_kind in origin_content_decorators:
+            content = origin_content_decorators.get(row.origin_kind)(row, content)
+        out.append((row, content))
+    return out
+
+
+# An origin may hold back claimed rows it does not want sent now (a paused campaign's rows
+# that were re-queued by a batch in flight when it paused). Called once per claimed group;
+# returns {delivery id: (state, due_at, reason)} for the rows to put back instead of sending.
+HoldCheck = Callable[[Sequence[Any]], dict[int, tuple[str, Any, str]]]
+origin_hold_checks: Registry[HoldCheck] = Registry("origin hold check")
+
+
+def origin_claims_screen(rows: Sequence[Any]) -> dict[int, tuple[str, Any, str]]:
+    held: dict[int, tuple[str, Any, str]] = {}
+    kinds = {row.origin_kind for row in rows}
+    for kind in kinds:
+        if kind in origin_hold_checks:
+            held.update(origin_hold_checks.get(kind)([r for r in rows if r.origin_kind == kind]))
+    return held

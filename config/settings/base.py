@@ -335,3 +335,11 @@ WORKFLOWS_BATCH_SIZE = env_int("WORKFLOWS_BATCH_SIZE", 1000)
 WORKFLOWS_RUNNERS = env_int("WORKFLOWS_RUNNERS", 2)
 WORKFLOWS_CLAIM_SECONDS = env_int("WORKFLOWS_CLAIM_SECONDS", 300)
 WORKFLOWS_SEND_RECHECK_SECONDS = env_int("WORKFLOWS_SEND_RECHECK_SECONDS", 60)
+
+# --- Campaigns: control loops (beat only): AIMD + breaker + samples, reaper, reconciler --
+CELERY_BEAT_SCHEDULE |= {
+    "campaigns-control": {"task": "campaigns.control_tick", "schedule": 2.0},
+    "campaigns-reaper": {"task": "campaigns.reaper", "schedule": 15.0},
+    "campaigns-reconciler": {"task": "campaigns.reconciler", "schedule": 20.0},
+    "campaigns-start-due": {"task": "campaigns.start_due", "schedule": 10.0},
+}

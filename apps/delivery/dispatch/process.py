@@ -26,6 +26,7 @@ from apps.delivery.dispatch.prepare import (
     suppressed_addresses,
     versions_load,
 )
+from apps.delivery.origins import origin_claims_screen, origin_contents_decorate
 from apps.delivery.rendering import TemplateError, render, render_context
 from apps.delivery.services.suppression import address_normalise
 
@@ -99,7 +100,7 @@ def _render(rows: list[Claimed], channel: str) -> tuple[list[tuple[Claimed, dict
                     snapshot={"template_version_id": row.template_version_id, "context": row.context},
                 )
             )
-    return ready, failed
+    return origin_contents_decorate(ready), failed
 
 
 def _attempts_write(sender: Sender, rows: list[Claimed], now: datetime) -> None:
@@ -184,7 +185,10 @@ def process_group(project_id: int, channel: str, connector_id: int | None, rows:
     sender = sender_for(project_id, channel, connector_id)
     if isinstance(sender, NotFound):
         return [RowResult(r, "failed", reason=f"permanent: {sender.message}", code=sender.code) for r in rows]
-    rows, results = _screen(project_id, channel, rows)
+    held = origin_claims_screen(rows)
+    results = [RowResult(r, held[r.id][0], due_at=held[r.id][1], reason=held[r.id][2]) for r in rows if r.id in held]
+    rows, ended = _screen(project_id, channel, [r for r in rows if r.id not in held])
+    results += ended
     if rows:
         rows, deferred = _gate(sender, rows, now)
         results += deferred

@@ -1,0 +1,233 @@
+"""Benchmark: one campaign to N generated recipients through real Celery workers, Postgres,
+Redis and the dry-run email adapter (render, Anymail message + payload, no network).
+
+Prints fan-out time, send time, messages/s and peak memory, then checks that every
+recipient has exactly one delivery, none was accepted twice, and counters equal rows.
+Run it against a database of its own, e.g.
+DATABASE_URL=postgres://postgres@127.0.0.1:5432/tidings_bench_camp python manage.py bench_campaign
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+from django.db import connection
+from django.utils import timezone
+
+BASE_DIR = Path(settings.BASE_DIR)
+
+
+class Command(BaseCommand):
+    help = "Send one campaign to N generated recipients and print the figures."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--recipients", type=int, default=100_000)
+        parser.add_argument("--workers", type=int, default=2, help="worker processes (prefork children) for bulk")
+        parser.add_argument("--timeout", type=int, default=1800)
+        parser.add_argument("--no-migrate", action="store_true")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if not options["no_migrate"]:
+            call_command("migrate", verbosity=0)
+        n = options["recipients"]
+        self._cancel_leftovers()
+        project, campaign_kwargs = self._setup(n)
+        workers = self._start_workers(options["workers"])
+        try:
+            self._run(project, campaign_kwargs, n, workers, options["timeout"])
+        finally:
+            for process in workers:
+                if process.poll() is None:
+                    os.killpg(process.pid, signal.SIGTERM)
+            for process in workers:
+                try:
+                    process.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(process.pid, signal.SIGKILL)
+
+    def _cancel_leftovers(self) -> None:
+        """An interrupted earlier run would keep its rows in the bulk lane ahead of ours."""
+        from apps.campaigns.lifecycle import campaign_cancel
+        from apps.campaigns.models import Campaign, CampaignState
+
+        for campaign in Campaign.objects.filter(state__in=[CampaignState.RUNNING, CampaignState.PAUSED]):
+            campaign_cancel(campaign=campaign, reason="left over from an interrupted benchmark")
+            self.stdout.write(f"cancelled left-over campaign {campaign.pk}")
+
+    def _setup(self, n: int) -> tuple[Any, dict[str, Any]]:
+        from apps.campaigns.models import CampaignSettings
+        from apps.delivery.channels.dryrun import dryrun_reset
+        from apps.delivery.models import Connector, Template, TemplateVersion
+        from apps.projects.models import Organization, Project
+
+        stamp = timezone.now().strftime("%Y%m%d%H%M%S")
+        org = Organization.objects.create(name=f"Bench {stamp}", slug=f"bench-{stamp}")
+        project = Project.objects.create(organization=org, name=f"Bench {stamp}", slug=f"bench-{stamp}")
+        template = Template.objects.create(project=project, key="bench", channel="email", name="Bench")
+        TemplateVersion.objects.create(
+            project=project,
+            template=template,
+            number=1,
+            content={
+                "email": {
+                    "subject": "{{ subscriber.first_name }}, our autumn sale starts today",
+                    "text": "Hi {{ subscriber.first_name }},\n\nEverything is 20% off until Sunday.\n",
+                    "html": "<p>Hi {{ subscriber.first_name }},</p><p>Everything is <b>20% off</b> until Sunday.</p>",
+                }
+            },
+            published_at=timezone.now(),
+        )
+        connector = Connector(
+            project=project,
+            channel="email",
+            provider="dryrun",
+            is_default=True,
+            settings={"record_sends": True, "delivered_rate": 0.0, "dedupe_ttl_s": 7200},
+        )
+        connector.set_credentials({"api_key": "bench-dry-run"})
+        connector.save()
+        dryrun_reset(project.pk)
+        # The provider account is not the limit here: the pipeline is what is measured.
+        CampaignSettings.objects.create(project=project, initial_rate=50_000, max_rate=100_000, min_rate=1_000)
+        started = time.monotonic()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                """
+                INSERT INTO subscribers_subscriber (project_id, external_id, email, phone, timezone, locale,
+                    attributes, created_at, updated_at)
+                SELECT %s, 'u' || g, 'user' || g || '@example.com', '', '', '',
+                    jsonb_build_object('first_name', 'Ann' || g), now(), now()
+                FROM generate_series(1, %s) g
+                """,
+                [project.pk, n],
+            )
+            cursor.execute("ANALYZE subscribers_subscriber")
+        self.stdout.write(f"recipients created: {n} in {time.monotonic() - started:.1f} s (generate_series)")
+        return project, {"project": project, "name": f"Bench {n}", "template": template, "connector": connector}
+
+    def _start_workers(self, processes: int) -> list[subprocess.Popen]:
+        db = connection.settings_dict
+        url = f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+        env = {**os.environ, "DATABASE_URL": url, "PYTHONUNBUFFERED": "1", "LOG_LEVEL": "WARNING"}
+        log_dir = Path(tempfile.gettempdir())
+        command = [
+            sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "warning", "-P", "prefork",
+            "-c", str(processes), "-Q", "bulk,campaigns,default,normal,high", "-n", f"bench{os.getpid()}@%h",
+            "--without-gossip", "--without-mingle", "--without-heartbeat",
+        ]  # fmt: skip
+        log = (log_dir / f"tidings-bench-worker-{os.getpid()}.log").open("w")
+        process = subprocess.Popen(command, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                   start_new_session=True)  # fmt: skip
+        time.sleep(4)
+        if process.poll() is not None:
+            raise RuntimeError(f"worker exited early; see {log.name}")
+        self.stdout.write(f"worker: 1 process, {processes} children, log {log.name}")
+        return [process]
+
+    def _run(self, project: Any, kwargs: dict[str, Any], n: int, workers: list[Any], timeout: int) -> None:
+        from apps.campaigns.control import control_tick
+        from apps.campaigns.lifecycle import campaign_start
+        from apps.campaigns.models import Campaign, CampaignChunk, CampaignStats
+        from apps.campaigns.reconcile import campaign_reconcile, campaigns_reap
+        from apps.campaigns.services import campaign_create
+        from apps.delivery.dispatch.runner import sweep
+
+        campaign = campaign_start(campaign=campaign_create(**kwargs))
+        t0 = time.monotonic()
+        fanout_s = send_s = None
+        last_tick = 0.0
+        peak_rss = 0
+        while time.monotonic() - t0 < timeout:
+            time.sleep(0.5)
+            peak_rss = max(peak_rss, _rss_kib(workers))
+            now = time.monotonic()
+            if fanout_s is None and not CampaignChunk.objects.filter(campaign=campaign, done=False).exists():
+                fanout_s = now - t0
+                self.stdout.write(f"fan-out done: {fanout_s:.1f} s")
+            if now - last_tick >= 2:
+                # What beat does in production: control loop, reaper, sweeper.
+                control_tick()
+                campaigns_reap()
+                sweep()
+                last_tick = now
+                stats = CampaignStats.objects.get(campaign=campaign)
+                self.stdout.write(f"  t={now - t0:6.1f}s sent={stats.sent} rate={stats.current_rate:.0f}/s")
+            if fanout_s is not None:
+                stats = CampaignStats.objects.get(campaign=campaign)
+                if stats.pending <= 0 and stats.sent + stats.dead + stats.suppressed >= n:
+                    send_s = time.monotonic() - t0
+                    break
+        campaign_reconcile(campaign)
+        campaign = Campaign.objects.get(pk=campaign.pk)
+        if send_s is None:
+            self.stdout.write(self.style.ERROR(f"timed out after {timeout} s"))
+            send_s = time.monotonic() - t0
+        self._report(project, campaign, n, fanout_s or 0.0, send_s, peak_rss)
+
+    def _report(self, project: Any, campaign: Any, n: int, fanout_s: float, send_s: float, peak_rss: int) -> None:
+        from apps.campaigns.ledger import ledger_counts
+        from apps.campaigns.models import CampaignStats
+        from apps.delivery.channels.dryrun import dryrun_sent_counts
+
+        stats = CampaignStats.objects.get(campaign=campaign)
+        self.stdout.write(f"fan-out time:   {fanout_s:.1f} s")
+        self.stdout.write(f"send time:      {send_s:.1f} s (start to last recipient recorded)")
+        self.stdout.write(f"messages/s:     {stats.sent / send_s:,.0f}")
+        self.stdout.write(f"peak memory:    {peak_rss / 1024:.0f} MiB (sum of worker processes' RSS)")
+        self.stdout.write(f"campaign state: {campaign.state}")
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*), count(DISTINCT subscriber_id) FROM delivery_delivery"
+                " WHERE project_id = %s AND origin_kind = 'campaign' AND origin_id = %s",
+                [project.pk, str(campaign.pk)],
+            )
+            rows, distinct = cursor.fetchone()
+            cursor.execute(
+                "SELECT count(*) FROM (SELECT a.delivery_id FROM delivery_attempt a WHERE a.project_id = %s"
+                " AND a.outcome = 'accepted' GROUP BY a.delivery_id HAVING count(*) > 1) x",
+                [project.pk],
+            )
+            (twice_attempts,) = cursor.fetchone()
+        sent = dryrun_sent_counts(project.pk)
+        twice_provider = sum(1 for v in sent.values() if v > 1)
+        counts = ledger_counts(project_id=project.pk, campaign_id=campaign.pk).as_dict()
+        mismatched = {k: (getattr(stats, k), counts[k]) for k in ("sent", "dead", "suppressed", "pending")
+                      if getattr(stats, k) != counts[k]}  # fmt: skip
+        checks = [
+            ("exactly one delivery per recipient", rows == n and distinct == n, f"{rows} rows, {distinct} recipients"),
+            ("none accepted twice (attempts)", twice_attempts == 0, f"{twice_attempts}"),
+            ("none sent twice (provider)", twice_provider == 0 and len(sent) == counts["sent"],
+             f"{twice_provider} twice, {len(sent)} distinct sent"),
+            ("counters == rows", not mismatched, str(mismatched or counts)),
+        ]  # fmt: skip
+        for name, ok, detail in checks:
+            style = self.style.SUCCESS if ok else self.style.ERROR
+            self.stdout.write(style(f"{'OK ' if ok else 'FAIL'} {name}: {detail}"))
+
+
+def _rss_kib(processes: list[Any]) -> int:
+    """Current RSS of the worker processes and their children (Linux /proc)."""
+    total = 0
+    pids = {p.pid for p in processes}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        pid, ppid = int(entry.name), int(fields.get("PPid", "0").strip() or 0)
+        if pid in pids or ppid in pids:
+            total += int(fields.get("VmRSS", "0 kB").split()[0])
+    return total
