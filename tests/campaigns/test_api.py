@@ -119,3 +119,10 @@ def test_stream_is_an_async_generator_under_asgi(project: Any, make_key: Any, ma
     response, body = async_to_sync(fetch)()
     assert response.status_code == 200 and response["Content-Type"] == "text/event-stream"
     assert "event: progress" in body and '"state": "cancelled"' in body
+
+
+def test_campaign_counters_schema_lists_every_counter_the_api_reports():
+    from apps.campaigns.api.schema import CampaignCountersOut
+    from apps.campaigns.selectors import COUNTERS
+
+    assert set(COUNTERS) <= set(CampaignCountersOut().fields)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.campaigns import lifecycle, services
+from apps.campaigns.api.schema import CampaignActionOut, CampaignListOut, CampaignOut, CampaignPauseInput
 from apps.campaigns.api.serializers import CampaignInput, CampaignSettingsInput
 from apps.campaigns.models import Campaign
 from apps.campaigns.selectors import campaign_get, campaign_list, campaign_progress, campaign_settings
@@ -46,12 +48,24 @@ def campaign_out(campaign: Campaign, *, detail: bool = True) -> dict[str, Any]:
 class CampaignsView(ProjectAPIView):
     required_scope = CAMPAIGNS_WRITE
 
+    @extend_schema(
+        operation_id="campaigns_list",
+        tags=["campaigns"],
+        parameters=[
+            OpenApiParameter("q", str, description="Search by name."),
+            OpenApiParameter("state", str, description="Only campaigns in this state."),
+        ],
+        responses=CampaignListOut,
+    )
     def get(self, request: Request) -> Response:
         qs = campaign_list(
             self.project, search=request.query_params.get("q", ""), state=request.query_params.get("state", "")
         )
         return Response({"results": [campaign_out(c, detail=False) for c in qs[:200]]})
 
+    @extend_schema(
+        operation_id="campaign_create", tags=["campaigns"], request=CampaignInput, responses={201: CampaignOut}
+    )
     def post(self, request: Request) -> Response:
         data = CampaignInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -62,9 +76,11 @@ class CampaignsView(ProjectAPIView):
 class CampaignView(ProjectAPIView):
     required_scope = CAMPAIGNS_WRITE
 
+    @extend_schema(operation_id="campaign_get", tags=["campaigns"], responses=CampaignOut)
     def get(self, request: Request, campaign_id: int) -> Response:
         return Response(campaign_out(campaign_get(self.project, campaign_id)))
 
+    @extend_schema(operation_id="campaign_update", tags=["campaigns"], request=CampaignInput, responses=CampaignOut)
     def patch(self, request: Request, campaign_id: int) -> Response:
         campaign = campaign_get(self.project, campaign_id)
         data = CampaignInput(data=request.data, partial=True)
@@ -72,6 +88,7 @@ class CampaignView(ProjectAPIView):
         campaign = services.campaign_update(campaign=campaign, **data.resolve(self.project))
         return Response(campaign_out(campaign_get(self.project, campaign.pk)))
 
+    @extend_schema(operation_id="campaign_delete", tags=["campaigns"], responses={204: None})
     def delete(self, request: Request, campaign_id: int) -> Response:
         services.campaign_delete(campaign=campaign_get(self.project, campaign_id))
         return Response(status=204)
@@ -81,6 +98,12 @@ class CampaignActionView(ProjectAPIView):
     required_scope = CAMPAIGNS_WRITE
     action = ""
 
+    @extend_schema(
+        tags=["campaigns"],
+        request=CampaignPauseInput,
+        responses={202: CampaignActionOut},
+        description="start, pause (optional reason), resume, cancel, or retry dead letters only.",
+    )
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign = campaign_get(self.project, campaign_id)
         extra: dict[str, Any] = {}
@@ -100,9 +123,16 @@ class CampaignActionView(ProjectAPIView):
 class CampaignSettingsView(ProjectAPIView):
     required_scope = CAMPAIGNS_WRITE
 
+    @extend_schema(operation_id="campaign_settings_get", tags=["campaigns"], responses=CampaignSettingsInput)
     def get(self, request: Request) -> Response:
         return Response(CampaignSettingsInput(campaign_settings(self.project)).data)
 
+    @extend_schema(
+        operation_id="campaign_settings_update",
+        tags=["campaigns"],
+        request=CampaignSettingsInput,
+        responses=CampaignSettingsInput,
+    )
     def patch(self, request: Request) -> Response:
         data = CampaignSettingsInput(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
