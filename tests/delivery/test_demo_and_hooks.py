@@ -14,7 +14,8 @@ pytestmark = pytest.mark.django_db
 def test_demo_seed_creates_dry_run_connectors_for_every_channel_once(project):
     first = seed_demo(project)
     again = seed_demo(project)
-    assert first["connectors"] == 7 and again == {"connectors": 0, "templates": 0}
+    assert len(first["connectors"]) == 7
+    assert again == first  # idempotent: the same connectors and templates, none added
     connectors = Connector.objects.for_project(project)
     assert set(connectors.values_list("provider", flat=True)) == {"dryrun"}
     assert all(f"{c.channel}:{c.provider}" in adapters for c in connectors)

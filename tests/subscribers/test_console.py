@@ -36,7 +36,7 @@ def test_list_searches_and_filters_within_the_project(console: Client, project: 
 def test_subscriber_page_edits_tags_and_shows_errors(console: Client, project: Any, other_project: Any) -> None:
     s = subscriber_identify(project=project, external_id="alice", attributes={"plan": "pro"})
     page = console.get(f"/console/subscribers/{s.pk}/").content.decode()
-    assert "&quot;plan&quot;: &quot;pro&quot;" in page and "No messages yet." in page
+    assert "&quot;plan&quot;: &quot;pro&quot;" in page and "Nothing sent to this subscriber yet." in page
     response = console.post(f"/console/subscribers/{s.pk}/", {"add": "vip, beta", "remove": ""})
     assert response.status_code == 302
     assert subscriber_tag_names(project, [s.pk])[s.pk] == {"vip", "beta"}
