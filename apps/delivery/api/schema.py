@@ -2,27 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
-from apps.core.problems import PROBLEM_CONTENT_TYPE
-
-
-class PublishProblemErrorOut(serializers.Serializer):
-    field = serializers.CharField(allow_null=True)
-    message = serializers.CharField()
-    code = serializers.CharField()
-
-
-class PublishProblemOut(serializers.Serializer):
-    type = serializers.CharField()
-    title = serializers.CharField()
-    status = serializers.IntegerField()
-    code = serializers.CharField()
-    detail = serializers.CharField()
-    errors = PublishProblemErrorOut(many=True, required=False)
+from apps.core.api_schema import problem_responses
 
 
 class AttemptOut(serializers.Serializer):
@@ -94,18 +76,4 @@ class SubscriberMessagesOut(serializers.Serializer):
     next_before = serializers.IntegerField(allow_null=True)
 
 
-_TEXT = {
-    401: "No or an invalid API key.",
-    403: "The key lacks the scope.",
-    404: "Not in this project.",
-    409: "Conflicts with the current state (e.g. not a dead letter).",
-    413: "The body is over the size limit.",
-    422: "Invalid input; errors name each field.",
-}
-
-
-def problems(*statuses: int) -> dict[Any, Any]:
-    return {
-        (status, PROBLEM_CONTENT_TYPE): OpenApiResponse(PublishProblemOut, description=_TEXT[status])
-        for status in (401, 403, *statuses)
-    }
+problems = problem_responses

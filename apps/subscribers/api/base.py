@@ -6,13 +6,11 @@ import base64
 from typing import Any
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions
 from rest_framework.request import Request
 
-from apps.core.problems import PROBLEM_CONTENT_TYPE
+from apps.core.api_schema import problem_responses
 from apps.governance.api.base import ProjectAPIView
-from apps.subscribers.api.serializers import ProblemOut
 
 
 class SubscribersAPIView(ProjectAPIView):
@@ -55,21 +53,4 @@ def page(qs: QuerySet[Any], limit: int, key: str = "pk") -> tuple[list[Any], str
     return rows, encode_cursor(last_id) if more and last_id is not None else None
 
 
-def problems(*statuses: int) -> dict[Any, Any]:
-    """``extend_schema`` responses for the problem+json errors an endpoint can answer."""
-    # Every endpoint needs a key, so 401 is always possible.
-    return {
-        (status, PROBLEM_CONTENT_TYPE): OpenApiResponse(ProblemOut, description=_PROBLEM_TEXT.get(status, "Error"))
-        for status in (401, *statuses)
-    }
-
-
-_PROBLEM_TEXT = {
-    401: "No API key, or not a valid one.",
-    403: "The key lacks the scope (or is not a secret key).",
-    404: "No such object in this project.",
-    409: "Conflicts with an existing object.",
-    413: "The upload is larger than the limit.",
-    415: "Not CSV, NDJSON or multipart.",
-    422: "Invalid input (validation_error lists the fields).",
-}
+problems = problem_responses

@@ -93,23 +93,6 @@ class ImportUploadIn(serializers.Serializer):
 NEXT_CURSOR_HELP = "Pass as ?cursor= for the next page; null at the end."
 
 
-class ProblemErrorOut(serializers.Serializer):
-    field = serializers.CharField(allow_null=True)
-    message = serializers.CharField()
-    code = serializers.CharField()
-
-
-class ProblemOut(serializers.Serializer):
-    """An RFC 9457 problem document (application/problem+json), as apps.core.problems writes it."""
-
-    type = serializers.URLField()
-    title = serializers.CharField()
-    status = serializers.IntegerField()
-    code = serializers.CharField(help_text="Stable machine-readable code, e.g. not_found or validation_error.")
-    detail = serializers.CharField()
-    errors = ProblemErrorOut(many=True, required=False)
-
-
 class SegmentRefOut(serializers.Serializer):
     id = serializers.IntegerField()
     name = serializers.CharField()

@@ -1,0 +1,50 @@
+"""OpenAPI description of the problem+json documents ``apps.core.problems`` writes.
+
+One shape and one helper for every app's ``extend_schema`` responses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import serializers
+
+from apps.core.problems import PROBLEM_CONTENT_TYPE
+
+
+class ProblemErrorOut(serializers.Serializer):
+    field = serializers.CharField(allow_null=True)
+    message = serializers.CharField()
+    code = serializers.CharField()
+
+
+class ProblemOut(serializers.Serializer):
+    """An RFC 9457 problem document (application/problem+json)."""
+
+    type = serializers.URLField()
+    title = serializers.CharField()
+    status = serializers.IntegerField()
+    code = serializers.CharField(help_text="Stable machine-readable code, e.g. not_found or validation_error.")
+    detail = serializers.CharField()
+    errors = ProblemErrorOut(many=True, required=False)
+
+
+_PROBLEM_TEXT = {
+    401: "No API key, or not a valid one.",
+    403: "The key lacks the scope this endpoint needs.",
+    404: "No such object in this project.",
+    409: "Conflicts with the current state.",
+    413: "The body is over the size limit.",
+    415: "Unsupported media type.",
+    422: "Invalid input; errors name each field.",
+}
+
+
+def problem_responses(*statuses: int) -> dict[Any, Any]:
+    """``extend_schema`` responses for the problems an endpoint can answer.
+
+    Every endpoint needs a key with a scope, so 401 and 403 are always listed."""
+    return {
+        (status, PROBLEM_CONTENT_TYPE): OpenApiResponse(ProblemOut, description=_PROBLEM_TEXT.get(status, "Error"))
+        for status in dict.fromkeys((401, 403, *statuses))
+    }
