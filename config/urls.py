@@ -9,6 +9,8 @@ from wagtail.documents import urls as wagtaildocs_urls
 from apps.campaigns.public import unsubscribe
 from apps.core.health import health_view
 
+handler500 = "apps.core.problems.server_error"
+
 urlpatterns = [
     path("health", health_view, name="health"),
     path("u/<str:token>", unsubscribe, name="unsubscribe"),

@@ -137,3 +137,19 @@ def test_own_object_is_found(project, make_key, client_for):
 
 def test_unknown_path_under_api_is_not_a_server_error(secret_client):
     assert secret_client.get("/api/v1/nope").status_code == 404
+
+
+@pytest.mark.parametrize("debug", [True, False])
+def test_an_unexpected_error_is_a_500_problem_without_internals(secret_client, settings, caplog, debug):
+    # Under DEBUG (as `make run` runs) Django would otherwise answer with its HTML debug page.
+    settings.DEBUG = debug
+    secret_client.raise_request_exception = False
+    with caplog.at_level("ERROR", logger="django.request"):
+        response = secret_client.get("/api/v1/probe/crash")
+
+    assert response.status_code == 500
+    assert response["Content-Type"].startswith("application/problem+json")
+    assert response.json()["code"] == "internal_error"
+    assert "hunter2" not in response.content.decode() and "Traceback" not in response.content.decode()
+    # The traceback goes to the log instead.
+    assert any("hunter2" in str(record.exc_info[1]) for record in caplog.records if record.exc_info)

@@ -52,6 +52,15 @@ class KeyDetailProbe(ProjectAPIView):
         return Response({"id": key.pk, "name": key.name})
 
 
+class CrashProbe(ProjectAPIView):
+    """A bug in a view: an exception no handler knows."""
+
+    required_scope = "read"
+
+    def get(self, request: Request) -> Response:
+        raise RuntimeError("secret internals: password=hunter2")
+
+
 class UndeclaredProbe(ProjectAPIView):
     def get(self, request: Request) -> Response:  # pragma: no cover - must not run
         raise AssertionError("ran without a declared scope")
@@ -62,6 +71,7 @@ urlpatterns = [
     path("api/v1/probe/write", WriteProbe.as_view()),
     path("api/v1/probe/keys/<int:key_id>", KeyDetailProbe.as_view()),
     path("api/v1/probe/undeclared", UndeclaredProbe.as_view()),
+    path("api/v1/probe/crash", CrashProbe.as_view()),
     path("", include("config.urls")),
 ]
 

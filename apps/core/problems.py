@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
-from django.http import Http404, HttpResponse
+from django.core.signals import got_request_exception
+from django.http import Http404, HttpRequest, HttpResponse
+from django.views import defaults
 from rest_framework import exceptions as drf
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -16,6 +20,9 @@ from apps.core.errors import ApplicationError
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 PROBLEM_TYPE_BASE = "https://tidings.dev/problems/"
+API_PREFIX = "/api/"
+
+logger = logging.getLogger("django.request")
 
 _TITLES = {
     400: "Bad request",
@@ -136,3 +143,42 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
 def api_not_found(request: Any, *args: Any, **kwargs: Any) -> HttpResponse:
     """Unknown paths under /api/ answer a problem, not an HTML page or a redirect."""
     return problem_response(404, "not_found", f"No API endpoint at {request.path}.")
+
+
+def _internal_error() -> HttpResponse:
+    # Nothing about the exception reaches the client: the log has the traceback.
+    return problem_response(500, "internal_error", "An unexpected error occurred; it has been logged.")
+
+
+class ApiProblemMiddleware:
+    """An unexpected exception in an API view answers a 500 problem, never a page.
+
+    Django would render its debug page under DEBUG (and an HTML error page otherwise);
+    API clients parse problem+json whatever the settings. The exception is still logged
+    and announced the way Django does it, so tests and error reporting see it as before.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not request.path.startswith(API_PREFIX):
+            return None
+        logger.error(
+            "Internal Server Error: %s",
+            request.path,
+            exc_info=(type(exception), exception, exception.__traceback__),
+            extra={"status_code": 500, "request": request},
+        )
+        got_request_exception.send(sender=None, request=request)
+        return _internal_error()
+
+
+def server_error(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    """handler500: errors outside a view (middleware) still answer problem+json under /api/."""
+    if request.path.startswith(API_PREFIX):
+        return _internal_error()
+    return defaults.server_error(request, *args, **kwargs)
