@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from apps.core.dbcompat import IN_JSON, ids_json, is_sqlite
 from apps.core.errors import ApplicationError
 from apps.subscribers.validation import tag_problem
 
@@ -137,10 +138,19 @@ def compile_rules(rules: dict[str, Any]) -> tuple[str, list[Any]]:
             sql = "(" + " AND ".join(_HAS_TAG.format(cmp="= %s") for _ in group["all"]) + ")"
             sub = list(group["all"])
         elif "any" in group:
-            sql, sub = _HAS_TAG.format(cmp="= ANY(%s)"), [list(group["any"])]
+            sql, sub = _HAS_TAG.format(cmp=_any()), [_names(group["any"])]
         else:
-            sql, sub = "NOT " + _HAS_TAG.format(cmp="= ANY(%s)"), [list(group["none"])]
+            sql, sub = "NOT " + _HAS_TAG.format(cmp=_any()), [_names(group["none"])]
         parts.append(sql)
         params.extend(sub)
     joiner = " AND " if rules["op"] == "and" else " OR "
     return "(" + joiner.join(parts) + ")", params
+
+
+def _any() -> str:
+    # SQLite (``make run``) has no arrays: the names travel as one JSON list.
+    return IN_JSON if is_sqlite() else "= ANY(%s)"
+
+
+def _names(names: list[str]) -> Any:
+    return ids_json(names) if is_sqlite() else list(names)

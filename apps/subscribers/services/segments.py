@@ -16,7 +16,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
+from apps.core.dbcompat import IN_JSON, ids_json, is_sqlite, ts
 from apps.core.errors import ApplicationError, Conflict
 from apps.projects.models import Project
 from apps.subscribers.models import Segment
@@ -73,6 +75,8 @@ def segment_delete(*, project: Project, segment: Segment) -> None:
 def segment_recompute(*, segment: Segment) -> int:
     """Rebuild one segment's membership with two set-based statements."""
     predicate, params = compile_rules(segment.rules)
+    if is_sqlite():
+        return _recompute_sqlite(segment, predicate, params)
     with connection.cursor() as cursor:
         cursor.execute(
             "DELETE FROM subscribers_segmentmembership m WHERE m.segment_id = %s AND NOT EXISTS"
@@ -100,6 +104,9 @@ def segments_refresh_for(
     ids = sorted(set(subscriber_ids))
     if not ids:
         return
+    if is_sqlite():
+        _refresh_sqlite(project_id, ids, changed_tags)
+        return
     with connection.cursor() as cursor:
         cursor.execute("SELECT id, rules FROM subscribers_segment WHERE project_id = %s FOR SHARE", [project_id])
         segments = [(pk, rules if isinstance(rules, dict) else json.loads(rules)) for pk, rules in cursor.fetchall()]
@@ -119,6 +126,53 @@ def segments_refresh_for(
                 f" WHERE s.id = ANY(%s) AND s.project_id = %s AND {_LIVE} AND {predicate}"
                 " ON CONFLICT (segment_id, subscriber_id) DO NOTHING",
                 [project_id, segment_id, ids, project_id, *params],
+            )
+
+
+# SQLite (``make run``): DELETE needs ``AS`` for its alias, no now(), no arrays (the ids
+# travel as one JSON list), and no FOR SHARE: the IMMEDIATE transaction already excludes
+# every other writer, rule edits included.
+
+
+def _recompute_sqlite(segment: Segment, predicate: str, params: list[Any]) -> int:
+    now = ts(timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "DELETE FROM subscribers_segmentmembership AS m WHERE m.segment_id = %s AND NOT EXISTS"
+            f" (SELECT 1 FROM subscribers_subscriber s WHERE s.id = m.subscriber_id AND {_LIVE} AND {predicate})",
+            [segment.pk, *params],
+        )
+        cursor.execute(
+            "INSERT INTO subscribers_segmentmembership (project_id, segment_id, subscriber_id, created_at)"
+            f" SELECT %s, %s, s.id, %s FROM subscribers_subscriber s WHERE s.project_id = %s AND {_LIVE}"
+            f" AND {predicate} ON CONFLICT (segment_id, subscriber_id) DO NOTHING",
+            [segment.project_id, segment.pk, now, segment.project_id, *params],
+        )
+        cursor.execute("SELECT count(*) FROM subscribers_segmentmembership WHERE segment_id = %s", [segment.pk])
+        return int(cursor.fetchone()[0])
+
+
+def _refresh_sqlite(project_id: int, ids: list[int], changed_tags: set[str] | None) -> None:
+    now, ids_param = ts(timezone.now()), ids_json(ids)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, rules FROM subscribers_segment WHERE project_id = %s", [project_id])
+        segments = [(pk, rules if isinstance(rules, dict) else json.loads(rules)) for pk, rules in cursor.fetchall()]
+        for segment_id, rules in segments:
+            if changed_tags is not None and not (rule_tag_names(rules) & changed_tags):
+                continue
+            predicate, params = compile_rules(rules)
+            cursor.execute(
+                f"DELETE FROM subscribers_segmentmembership AS m WHERE m.segment_id = %s AND m.subscriber_id {IN_JSON}"
+                " AND NOT EXISTS (SELECT 1 FROM subscribers_subscriber s WHERE s.id = m.subscriber_id"
+                f" AND {_LIVE} AND {predicate})",
+                [segment_id, ids_param, *params],
+            )
+            cursor.execute(
+                "INSERT INTO subscribers_segmentmembership (project_id, segment_id, subscriber_id, created_at)"
+                " SELECT %s, %s, s.id, %s FROM subscribers_subscriber s"
+                f" WHERE s.id {IN_JSON} AND s.project_id = %s AND {_LIVE} AND {predicate}"
+                " ON CONFLICT (segment_id, subscriber_id) DO NOTHING",
+                [project_id, segment_id, now, ids_param, project_id, *params],
             )
 
 
