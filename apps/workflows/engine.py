@@ -30,8 +30,9 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from apps.core.dbcompat import is_sqlite
 from apps.projects.models import Project
-from apps.workflows import rollup
+from apps.workflows import rollup, sqlite_sql
 from apps.workflows.context import BatchContext
 from apps.workflows.graph import Graph
 from apps.workflows.models import Step, WorkflowVersion
@@ -81,6 +82,9 @@ class Work:
 
 def steps_claim(limit: int | None = None) -> tuple[uuid.UUID, list[int]]:
     token = uuid.uuid4()
+    if is_sqlite():
+        with transaction.atomic():
+            return token, sqlite_sql.steps_claim(token, limit or batch_size(), claim_seconds(), timezone.now())
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             """
@@ -266,6 +270,10 @@ def _finish(work: Work, state: str, outcome: str, now: datetime) -> None:
 def _allocate_ids(works: list[Work]) -> None:
     if not works:
         return
+    if is_sqlite():
+        for work, step_id in zip(works, sqlite_sql.step_ids_allocate(len(works)), strict=True):
+            work.id = step_id
+        return
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT nextval(pg_get_serial_sequence('workflows_step', 'id')) FROM generate_series(1, %s)", [len(works)]
@@ -277,6 +285,12 @@ def _allocate_ids(works: list[Work]) -> None:
 def _write(done: list[Work], token: uuid.UUID, now: datetime) -> None:
     fresh = [w for w in done if w.new]
     old = [w for w in done if not w.new]
+    if is_sqlite():
+        if fresh:
+            sqlite_sql.steps_insert(_columns(fresh, now), now)
+        rows = [(w.id, w.state, w.due_at or now, w.outcome, json.dumps(w.detail), w.waited, w.finished_at) for w in old]
+        sqlite_sql.steps_update(rows, token)
+        return
     with connection.cursor() as cursor:
         if fresh:
             cursor.execute(
@@ -338,6 +352,11 @@ def _columns(works: list[Work], now: datetime) -> list[list[Any]]:
 
 def steps_release_expired(max_attempts: int = 5) -> int:
     """Give back claims whose runner died; a step that keeps killing runners fails."""
+    if is_sqlite():
+        with transaction.atomic():
+            rows = sqlite_sql.steps_release_expired(max_attempts, timezone.now())
+            _released_failures(rows)
+        return len(rows)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             """
@@ -352,13 +371,17 @@ def steps_release_expired(max_attempts: int = 5) -> int:
             [max_attempts, max_attempts, max_attempts],
         )
         rows = cursor.fetchall()
-        failed = {journey: ("failed", "too_many_attempts") for journey, _, state in rows if state == "failed"}
-        if failed:
-            now = timezone.now()
-            rollup.journeys_lock_open(set(failed))
-            rollup.journeys_end(failed, now)
-            rollup.executions_refresh({execution for _, execution, _ in rows}, now)
+        _released_failures(rows)
     return len(rows)
+
+
+def _released_failures(rows: list[tuple[int, int, str]]) -> None:
+    failed = {journey: ("failed", "too_many_attempts") for journey, _, state in rows if state == "failed"}
+    if failed:
+        now = timezone.now()
+        rollup.journeys_lock_open(set(failed))
+        rollup.journeys_end(failed, now)
+        rollup.executions_refresh({execution for _, execution, _ in rows}, now)
 
 
 def due_step_count(horizon: timedelta = timedelta(0)) -> int:

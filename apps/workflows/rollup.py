@@ -8,6 +8,8 @@ from datetime import datetime
 
 from django.db import connection
 
+from apps.core.dbcompat import is_sqlite
+from apps.workflows import sqlite_sql
 from apps.workflows.models import Journey, Step
 
 ORIGIN_KIND = "journey_step"
@@ -40,6 +42,8 @@ def journeys_end(ended: dict[int, tuple[str, str]], now: datetime) -> None:
 
 
 def steps_cancel_open(journey_ids: list[int], now: datetime) -> int:
+    if is_sqlite():
+        return _deliveries_cancel_for(sqlite_sql.steps_cancel_open(journey_ids, now))
     with connection.cursor() as cursor:
         cursor.execute(
             """
@@ -51,6 +55,10 @@ def steps_cancel_open(journey_ids: list[int], now: datetime) -> int:
             [now, journey_ids],
         )
         rows = cursor.fetchall()
+    return _deliveries_cancel_for(rows)
+
+
+def _deliveries_cancel_for(rows: list[tuple[int, int, bool]]) -> int:
     waiting_by_project: dict[int, list[str]] = defaultdict(list)
     for step_id, project_id, awaiting_deliveries in rows:
         # Only send steps that are waiting on deliveries have messages to call back.
@@ -69,6 +77,9 @@ def journeys_refresh(journey_ids: Iterable[int], now: datetime) -> None:
     """Open journeys take the state of their open steps; with none left they complete."""
     ids = sorted(set(journey_ids))
     if not ids:
+        return
+    if is_sqlite():
+        sqlite_sql.journeys_refresh(ids, now)
         return
     with connection.cursor() as cursor:
         cursor.execute(
@@ -105,6 +116,8 @@ def executions_refresh(execution_ids: Iterable[int], now: datetime) -> int:
     ids = sorted(set(execution_ids))
     if not ids:
         return 0
+    if is_sqlite():
+        return sqlite_sql.executions_refresh(ids, now)
     with connection.cursor() as cursor:
         cursor.execute(
             """

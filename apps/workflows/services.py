@@ -9,9 +9,10 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from apps.core.dbcompat import is_sqlite
 from apps.core.errors import ApplicationError, Conflict, NotFound
 from apps.projects.models import Project
-from apps.workflows import rollup
+from apps.workflows import rollup, sqlite_sql
 from apps.workflows.graph import EMPTY_GRAPH, Graph, graph_issues, shape_issues
 from apps.workflows.models import Execution, Journey, Step, Workflow, WorkflowVersion
 
@@ -181,7 +182,17 @@ def execution_expand_chunk(*, project: Project, execution_id: int) -> bool:
         ids = _audience_chunk(execution, execution.expansion_cursor)
         start = Graph.parse(execution.version.graph).start
         entered = 0
-        if ids:
+        params = {
+            "p": project.pk,
+            "e": execution.pk,
+            "w": execution.workflow_id,
+            "start": start,
+            "exclusive": not execution.workflow.allow_reentry,
+            "ids": ids,
+        }
+        if ids and is_sqlite():
+            entered = sqlite_sql.journeys_enter(params, timezone.now())
+        elif ids:
             with connection.cursor() as cursor:
                 cursor.execute(
                     """
@@ -199,14 +210,7 @@ def execution_expand_chunk(*, project: Project, execution_id: int) -> bool:
                            '{}'::jsonb, 0, false, now()
                     FROM ins
                     """,
-                    {
-                        "p": project.pk,
-                        "e": execution.pk,
-                        "w": execution.workflow_id,
-                        "start": start,
-                        "exclusive": not execution.workflow.allow_reentry,
-                        "ids": ids,
-                    },
+                    params,
                 )
                 entered = cursor.rowcount
         execution.entered += entered
