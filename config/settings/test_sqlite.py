@@ -7,6 +7,8 @@ every migration on SQLite takes longer than the tests themselves.
 
 from __future__ import annotations
 
+from config.env import env_bool
+
 from .local import *  # noqa: F403
 
 
@@ -20,5 +22,6 @@ class _NoMigrations(dict):
         return None
 
 
-DEBUG = False
+# Off unless a test asks for it: `make run` itself runs with DEBUG on.
+DEBUG = env_bool("DJANGO_DEBUG", False)
 MIGRATION_MODULES = _NoMigrations()
