@@ -11,9 +11,9 @@ documents are checked where Django would otherwise answer with its debug page.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -60,24 +60,23 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def tidings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """``make run`` on a fresh data dir: tables, demo keys, then web + worker + beat."""
+    """``make run`` on a fresh data dir: tables, then run_all (demo keys, web, worker, beat)."""
     data_dir = tmp_path_factory.mktemp("make-run")
     _manage(data_dir, "migrate", "--run-syncdb", "--noinput", "-v0")
-    demo = json.loads(_manage(data_dir, "demo", "--json").stdout.strip().splitlines()[-1])
     port = _free_port()
     log_path = data_dir / "run_all.log"
     with log_path.open("w") as log:
         server = subprocess.Popen(
-            [sys.executable, "manage.py", "run_all", "--no-demo", "--port", str(port)],
+            [sys.executable, "manage.py", "run_all", "--port", str(port)],
             cwd=BASE_DIR,
-            env=_env(data_dir),
+            env={**_env(data_dir), "PYTHONUNBUFFERED": "1"},  # the keys must reach the log at once
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
         try:
             base = f"http://127.0.0.1:{port}"
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + 90
             while True:
                 assert server.poll() is None, log_path.read_text()
                 try:
@@ -86,8 +85,15 @@ def tidings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]
                 except httpx.TransportError:
                     pass
                 assert time.monotonic() < deadline, log_path.read_text()
-                time.sleep(0.3)
-            yield {"base": base, "log": log_path, **demo}
+                time.sleep(0.2)
+            # The keys as run_all prints them for the person who typed `make run`.
+            printed = dict(re.findall(r"^\s*(Public key|Secret key):\s*(\S+)", log_path.read_text(), re.MULTILINE))
+            yield {
+                "base": base,
+                "log": log_path,
+                "public_key": printed["Public key"],
+                "secret_key": printed["Secret key"],
+            }
         finally:
             server.send_signal(signal.SIGINT)  # run_all stops web, worker and beat itself
             try:
@@ -233,6 +239,43 @@ def test_campaign_to_a_tag_runs_to_completion(api: Api) -> None:
     assert done["state"] == "completed", done
     # u1, u2, u3 and imp-1 carry "vip" and have an email address.
     assert (done["counters"]["total"], done["counters"]["sent"]) == (4, 4), done
+
+
+def test_campaign_pause_resume_and_cancel_move_the_ledger(api: Api) -> None:
+    # One message a second: the campaign is still sending while it is paused and cancelled.
+    body = {"name": "Slow", "template": "welcome", "audience": {"kind": "list", "list": ["u1", "u2", "u3", "imp-1"]}}
+    created = api.call("POST", "/campaigns", json={**body, "max_rate": 1, "initial_rate": 1})
+    path = f"/campaigns/{created['id']}"
+    api.call("POST", f"{path}/start", expect=(200, 202))
+    api.until(path, lambda b: b["counters"]["pending"] + b["counters"]["sent"] == 4)
+    assert api.call("POST", f"{path}/pause", expect=(200, 202))["state"] == "paused"
+    assert api.call("POST", f"{path}/resume", expect=(200, 202))["state"] == "running"
+    assert api.call("POST", f"{path}/cancel", expect=(200, 202))["state"] == "cancelled"
+    done = api.until(path, lambda b: b["counters"]["pending"] == 0)
+
+    counters = done["counters"]
+    assert counters["cancelled"] > 0, counters
+    assert counters["sent"] + counters["cancelled"] == 4, counters
+
+
+def test_broadcasts_and_batch_messages_are_sent(api: Api) -> None:
+    segment = next(s["id"] for s in api.call("GET", "/segments")["results"] if s["name"] == "VIPs")
+    broadcasts = [
+        api.call("POST", "/broadcasts", json={"template": "welcome", "channels": ["email"], **audience}, expect=202)
+        for audience in ({"segment": segment}, {"tag": "imported"}, {"subscribers": ["u1", "u2"]})
+    ]
+    email = {
+        "messages": [
+            {"to": "u1", "template": "welcome"},
+            {"to": {"email": "x@example.com"}, "subject": "Hi", "text": "Yo"},
+        ]
+    }
+    emails = api.call("POST", "/messages/email/batch", json=email, expect=202)
+    push = api.call("POST", "/messages/push/batch", json={"messages": [{"to": "u2", "title": "Hi"}]}, expect=202)
+
+    enqueued = [api.until(f"/broadcasts/{b['id']}", lambda b: b["state"] == "enqueued")["enqueued"] for b in broadcasts]
+    assert enqueued == [{"email": 4}, {"email": 2}, {"email": 2}]
+    assert len(emails["messages"]) == 2 and len(push["messages"]) == 1
 
 
 def test_unknown_errors_under_debug_answer_problem_json(api: Api) -> None:

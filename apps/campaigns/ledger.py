@@ -57,7 +57,7 @@ def _move_sqlite(sql_where: str, params: list, *, set_sql: str, set_params: list
         cursor.execute(
             f"UPDATE {DELIVERIES} AS d SET {set_sql}, updated_at = %s"  # noqa: S608
             f" WHERE d.project_id = %s AND d.origin_kind = %s AND d.origin_id = %s AND {sql_where}"
-            " RETURNING d.id, d.project_id, d.channel",
+            " RETURNING id, project_id, channel",  # SQLite's RETURNING cannot name the alias
             [*values[: len(set_params)], now, *values[len(set_params) :]],
         )
         moved = cursor.fetchall()
