@@ -278,6 +278,26 @@ def test_broadcasts_and_batch_messages_are_sent(api: Api) -> None:
     assert len(emails["messages"]) == 2 and len(push["messages"]) == 1
 
 
+def test_console_edits_tags_and_filters_notifications(tidings: dict[str, Any], api: Api) -> None:
+    console = httpx.Client(base_url=tidings["base"] + "/console", timeout=30)
+    console.get("/login/")
+    token = console.cookies["csrftoken"]
+    login = {"username": "demo", "password": "tidings-demo", "csrfmiddlewaretoken": token}
+    assert console.post("/login/", data=login).status_code == 302
+    u1 = api.call("GET", "/subscribers/u1")
+    token = console.cookies["csrftoken"]
+    edited = console.post(f"/subscribers/{u1['id']}/", data={"add": "console", "csrfmiddlewaretoken": token})
+    assert edited.status_code == 302, edited.text[:2000]
+    assert "console" in api.call("GET", "/subscribers/u1")["tags"]
+
+    # JSON containment filters: u1 was sent the published notification by email, u3 never.
+    mine = console.get("/notifications/", params={"subscriber": "u1", "channel": "email"})
+    theirs = console.get("/notifications/", params={"subscriber": "u3", "channel": "email"})
+    assert mine.status_code == theirs.status_code == 200
+    assert mine.text.count("data-notification-id=") == 1
+    assert theirs.text.count("data-notification-id=") == 0
+
+
 def test_unknown_errors_under_debug_answer_problem_json(api: Api) -> None:
     response = api.client.get("/no-such-endpoint")
     assert response.status_code == 404
