@@ -153,3 +153,11 @@ def test_an_unexpected_error_is_a_500_problem_without_internals(secret_client, s
     assert "hunter2" not in response.content.decode() and "Traceback" not in response.content.decode()
     # The traceback goes to the log instead.
     assert any("hunter2" in str(record.exc_info[1]) for record in caplog.records if record.exc_info)
+
+
+def test_a_plain_views_404_under_debug_stays_a_404_problem(client, settings):
+    settings.DEBUG = True
+    response = client.get("/api/v1/probe/plain-missing")
+
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("application/problem+json")

@@ -3,6 +3,7 @@ on top of the real URLconf. Tests opt in with ``@pytest.mark.urls("tests.urls_pr
 
 from __future__ import annotations
 
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import include, path
 from rest_framework import serializers
@@ -61,6 +62,11 @@ class CrashProbe(ProjectAPIView):
         raise RuntimeError("secret internals: password=hunter2")
 
 
+def plain_missing_probe(request: HttpRequest) -> HttpResponse:
+    """A plain Django view under /api/ that finds nothing."""
+    raise Http404("nothing here")
+
+
 class UndeclaredProbe(ProjectAPIView):
     def get(self, request: Request) -> Response:  # pragma: no cover - must not run
         raise AssertionError("ran without a declared scope")
@@ -72,6 +78,7 @@ urlpatterns = [
     path("api/v1/probe/keys/<int:key_id>", KeyDetailProbe.as_view()),
     path("api/v1/probe/undeclared", UndeclaredProbe.as_view()),
     path("api/v1/probe/crash", CrashProbe.as_view()),
+    path("api/v1/probe/plain-missing", plain_missing_probe),
     path("", include("config.urls")),
 ]
 

@@ -7,8 +7,8 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from django.core.exceptions import BadRequest, RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.core.exceptions import RequestDataTooBig
 from django.core.signals import got_request_exception
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views import defaults
@@ -167,6 +167,15 @@ class ApiProblemMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if not request.path.startswith(API_PREFIX):
             return None
+        # What Django itself answers with a 4xx stays a 4xx, as a problem.
+        if isinstance(exception, Http404):
+            return problem_response(404, "not_found", "No such object in this project.")
+        if isinstance(exception, DjangoPermissionDenied):
+            return problem_response(403, "forbidden", str(exception) or "You may not do this.")
+        if isinstance(exception, RequestDataTooBig):
+            return problem_response(413, "payload_too_large", "The request body is larger than this endpoint accepts.")
+        if isinstance(exception, (BadRequest, SuspiciousOperation)):
+            return problem_response(400, "bad_request", "The request could not be understood.")
         logger.error(
             "Internal Server Error: %s",
             request.path,
