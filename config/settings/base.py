@@ -148,6 +148,8 @@ if not CELERY_BROKER_URL:
     (_broker_dir / "queue").mkdir(parents=True, exist_ok=True)
     (_broker_dir / "processed").mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
+    # The stock transport lets a worker read a message before it is written (and stop).
+    CELERY_BROKER_TRANSPORT = "config.kombu_filesystem:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
