@@ -15,10 +15,21 @@ from apps.governance.models import ApiKey
 WINDOW_SECONDS = 60
 
 
+_client: Any = None
+
+
 def _redis_client() -> Any | None:
-    backend = getattr(cache, "_cache", None)
-    get_client = getattr(backend, "get_client", None)
-    return get_client("throttle", write=True) if get_client else None
+    # Django's Redis cache builds a new client object on every get_client() call, which
+    # costs more CPU than the round trip; one per process (it is thread-safe, and its
+    # connection pool notices a fork) shares the cache's pool instead.
+    global _client
+    if _client is None:
+        backend = getattr(cache, "_cache", None)
+        get_client = getattr(backend, "get_client", None)
+        if get_client is None:
+            return None
+        _client = get_client("throttle", write=True)
+    return _client
 
 
 def count_request(counter: str) -> int:
