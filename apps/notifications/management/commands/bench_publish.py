@@ -129,7 +129,9 @@ class Command(BaseCommand):
 
     def _start_server(self, server: str, port: int, workers: int, threads: int) -> subprocess.Popen:
         command = [
-            sys.executable, "-m", "gunicorn", *SERVERS[server]["args"], "-w", str(workers), "--threads", str(threads),
+            sys.executable, "-m", "gunicorn", *SERVERS[server]["args"], "-w", str(workers),
+            # gunicorn turns a sync worker with more than one thread into gthread.
+            "--threads", str(threads if server == "gthread" else 1),
             "-b", f"127.0.0.1:{port}", "--log-level", "warning", "--backlog", "2048",
         ]  # fmt: skip
         process = subprocess.Popen(command, cwd=BASE_DIR, env=self._env(server), start_new_session=True)
