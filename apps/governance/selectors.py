@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import copy
+import threading
+import time
+
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
@@ -18,8 +23,45 @@ def api_key_get(project: Project, key_id: int) -> ApiKey:
     return api_key_list(project).get(pk=key_id)
 
 
+# Every API call presents its key, and reading it (with its project and organization)
+# was the costliest step of a small request. Per process, an active key with no end date
+# is kept for TIDINGS_API_KEY_CACHE_SECONDS. A key with a revocation time (rotated with a
+# grace period) is always read afresh, and any save of a key, project or organization in
+# this process forgets every entry (apps.governance.apps), so a revocation made here takes
+# effect at once and one made in another process within the TTL.
+_keys_by_hash: dict[str, tuple[float, ApiKey]] = {}
+_keys_lock = threading.Lock()
+_MAX_CACHED_KEYS = 10_000
+
+
+def api_key_cache_clear() -> None:
+    with _keys_lock:
+        _keys_by_hash.clear()
+
+
+def _own_copy(key: ApiKey) -> ApiKey:
+    # Requests run in parallel threads: each gets its own instances, so nothing one view
+    # sets on its key or project is seen by another request.
+    own = copy.copy(key)
+    own.project = copy.copy(key.project)
+    return own
+
+
 def api_key_by_raw(raw: str) -> ApiKey | None:
-    return ApiKey.objects.select_related("project__organization").filter(key_hash=hash_key(raw)).first()
+    digest = hash_key(raw)
+    now = time.monotonic()
+    hit = _keys_by_hash.get(digest)
+    if hit is not None and hit[0] > now:
+        return _own_copy(hit[1])
+    key = ApiKey.objects.select_related("project__organization").filter(key_hash=digest).first()
+    ttl = float(getattr(settings, "TIDINGS_API_KEY_CACHE_SECONDS", 5))
+    if key is not None and key.revoked_at is None and ttl > 0:
+        with _keys_lock:
+            if len(_keys_by_hash) >= _MAX_CACHED_KEYS:
+                _keys_by_hash.clear()
+            _keys_by_hash[digest] = (now + ttl, key)
+        return _own_copy(key)
+    return key
 
 
 def projects_for_user(user: AbstractBaseUser) -> QuerySet[Project]:

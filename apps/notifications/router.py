@@ -8,13 +8,16 @@ relay that runs twice (a crash after enqueue, before marking the event) creates 
 from __future__ import annotations
 
 import hashlib
-from datetime import timedelta
+import json
+from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import transaction
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from apps.delivery.dbcompat import is_sqlite
 from apps.delivery.services import DeliveryRequest, deliveries_enqueue
 from apps.notifications.destinations import channel_destination_for_raw
 from apps.notifications.models import Notification, OutboxEvent
@@ -136,11 +139,33 @@ def outbox_relay(*, project: Project, lane: str | None = None, limit: int = RELA
             notification.routing = {"deliveries": len(requests), "skipped": skipped}
         if all_requests:
             deliveries_enqueue(project=project, requests=all_requests)
-        Notification.objects.bulk_update(notifications, ["state", "routed_at", "routing"])
+        notifications_mark_routed(project=project, notifications=notifications, now=now)
         OutboxEvent.objects.filter(pk__in=[e.pk for e in events]).update(
             relayed_at=now, relay_attempts=F("relay_attempts") + 1
         )
     return len(events)
+
+
+# One statement for a whole batch: bulk_update's CASE per row and field cost most of a
+# relay's CPU (about 10 ms of ORM expression building per notification).
+_MARK_ROUTED_SQL = """
+UPDATE notifications_notification AS n SET state = %(state)s, routed_at = %(now)s, routing = v.routing
+FROM jsonb_to_recordset(%(rows)s::jsonb) AS v(id bigint, routing jsonb)
+WHERE n.id = v.id AND n.project_id = %(project)s
+"""
+
+
+def notifications_mark_routed(*, project: Project, notifications: list[Notification], now: datetime) -> None:
+    """Store each notification's routing (state and routed_at are already set on them)."""
+    if is_sqlite():
+        Notification.objects.bulk_update(notifications, ["state", "routed_at", "routing"])
+        return
+    rows = json.dumps([{"id": n.pk, "routing": n.routing} for n in notifications], cls=DjangoJSONEncoder)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _MARK_ROUTED_SQL,
+            {"state": Notification.State.ROUTED.value, "now": now, "rows": rows, "project": project.pk},
+        )
 
 
 def outbox_sweep(*, grace: timedelta = SWEEP_GRACE) -> int:

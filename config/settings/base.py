@@ -258,6 +258,9 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 # Per-key request budget (requests per minute) unless a key carries its own.
 TIDINGS_API_KEY_RATE_PER_MINUTE = env_int("TIDINGS_API_KEY_RATE_PER_MINUTE", 12000)
+# How long a web process keeps a resolved API key; a revocation made in another process
+# takes effect within this (keys rotated with a grace period are never cached). 0: off.
+TIDINGS_API_KEY_CACHE_SECONDS = env_int("TIDINGS_API_KEY_CACHE_SECONDS", 5)
 TIDINGS_IDEMPOTENCY_TTL_HOURS = 24
 
 # Secrets at rest: comma-separated Fernet keys, newest first (rotation = prepend a key).

@@ -13,7 +13,7 @@ from apps.delivery.api.schema import problems
 from apps.governance import scopes
 from apps.governance.api.base import ProjectAPIView
 from apps.notifications.api.schema import NotificationOut, PublishAcceptedOut
-from apps.notifications.api.serializers import NotificationPublishInput
+from apps.notifications.api.serializers import NotificationPublishInput, publish_input_plain
 from apps.notifications.models import Notification
 from apps.notifications.selectors import notification_deliveries, notification_get
 from apps.notifications.services import notification_publish
@@ -47,9 +47,12 @@ class NotificationCollectionView(ProjectAPIView):
         },
     )
     def post(self, request: Request) -> Response:
-        serializer = NotificationPublishInput(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        notification = notification_publish(project=self.project, **serializer.validated_data)
+        validated = publish_input_plain(request.data)
+        if validated is None:
+            serializer = NotificationPublishInput(data=request.data)
+            serializer.is_valid(raise_exception=True)
+            validated = serializer.validated_data
+        notification = notification_publish(project=self.project, **validated)
         return Response(
             {"id": notification.pk, "state": notification.state},
             status=202,

@@ -34,6 +34,21 @@ from apps.notifications.bench.loadgen import RunResult, drive, percentile
 BASE_DIR = Path(settings.BASE_DIR) if hasattr(settings, "BASE_DIR") else Path.cwd()
 SUBSCRIBERS = 1000
 
+# Deployable server set-ups the benchmark can start (README "Running in production").
+SERVERS: dict[str, dict[str, Any]] = {
+    # WSGI, a fixed set of threads per process: each thread keeps its Postgres connection.
+    "gthread": {
+        "args": ["config.wsgi:application", "-k", "gthread", "--keep-alive", "30"],
+        "env": {"DB_CONN_MAX_AGE": "600"},
+    },
+    # WSGI, one request at a time per process (no keep-alive): the least CPU per request.
+    "sync": {"args": ["config.wsgi:application", "-k", "sync"], "env": {"DB_CONN_MAX_AGE": "600"}},
+    # ASGI: Django runs each sync view in a thread via asgiref; connections come from a pool.
+    "uvicorn": {"args": ["config.asgi:application", "-k", "uvicorn.workers.UvicornWorker"], "env": {"DB_POOL": "1"}},
+}
+# Celery prefork: one process per slot, each keeps its own connection.
+WORKER_ENV = {"DB_CONN_MAX_AGE": "600"}
+
 
 class Command(BaseCommand):
     help = "Benchmark POST /api/v1/notifications (accept rate, API p50/p99, accept→sent p50/p99)."
@@ -41,7 +56,14 @@ class Command(BaseCommand):
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--port", type=int, default=8765)
         parser.add_argument("--url", default="", help="Drive an already running server instead of starting one.")
+        parser.add_argument(
+            "--server",
+            choices=sorted(SERVERS),
+            default="gthread",
+            help="gthread/sync: gunicorn on the WSGI app with persistent connections; uvicorn: ASGI workers + pool.",
+        )
         parser.add_argument("--server-workers", type=int, default=2)
+        parser.add_argument("--server-threads", type=int, default=4, help="Threads per gthread worker.")
         parser.add_argument("--celery-concurrency", type=int, default=2)
         parser.add_argument("--paused-rate", type=float, default=1000)
         parser.add_argument("--paused-seconds", type=float, default=10)
@@ -88,7 +110,7 @@ class Command(BaseCommand):
         return {"project": project, "key": raw, "version": version}
 
     # --- processes ----------------------------------------------------------------------
-    def _env(self) -> dict[str, str]:
+    def _env(self, server: str = "") -> dict[str, str]:
         db = connection.settings_dict
         url = os.environ.get("DATABASE_URL") or (
             f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
@@ -100,19 +122,19 @@ class Command(BaseCommand):
             "DJANGO_DEBUG": "0",
             "LOG_LEVEL": "WARNING",
             "TIDINGS_BENCH_ENDPOINTS": "1",
-            # ASGI runs each request in its own thread: pooled connections, not one per thread.
-            "DB_POOL": "1",
+            **SERVERS.get(server, {}).get("env", {}),
             # The per-key request budget is a product limit, not what is being measured.
             "TIDINGS_API_KEY_RATE_PER_MINUTE": "100000000",
         }
 
-    def _start_server(self, port: int, workers: int) -> subprocess.Popen:
+    def _start_server(self, server: str, port: int, workers: int, threads: int) -> subprocess.Popen:
         command = [
-            sys.executable, "-m", "gunicorn", "config.asgi:application",
-            "-k", "uvicorn.workers.UvicornWorker", "-w", str(workers), "-b", f"127.0.0.1:{port}",
-            "--log-level", "warning", "--backlog", "2048",
+            sys.executable, "-m", "gunicorn", *SERVERS[server]["args"], "-w", str(workers),
+            # gunicorn turns a sync worker with more than one thread into gthread.
+            "--threads", str(threads if server == "gthread" else 1),
+            "-b", f"127.0.0.1:{port}", "--log-level", "warning", "--backlog", "2048",
         ]  # fmt: skip
-        process = subprocess.Popen(command, cwd=BASE_DIR, env=self._env(), start_new_session=True)
+        process = subprocess.Popen(command, cwd=BASE_DIR, env=self._env(server), start_new_session=True)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if process.poll() is not None:
@@ -134,7 +156,7 @@ class Command(BaseCommand):
             "-Q", "high,normal,bulk,default", "-n", f"bench{os.getpid()}@%h", "--without-gossip", "--without-mingle",
         ]  # fmt: skip
         process = subprocess.Popen(
-            command, cwd=BASE_DIR, env=self._env(), stdout=log.open("w"), stderr=subprocess.STDOUT,
+            command, cwd=BASE_DIR, env={**self._env(), **WORKER_ENV}, stdout=log.open("w"), stderr=subprocess.STDOUT,
             start_new_session=True,
         )  # fmt: skip
         # Measuring starts once the worker consumes: a cold start is not accept→sent latency.
@@ -188,7 +210,11 @@ class Command(BaseCommand):
         live = self._fixtures("bench-live")
         connection.close()
         base = options["url"] or f"http://127.0.0.1:{options['port']}"
-        server = None if options["url"] else self._start_server(options["port"], options["server_workers"])
+        server = None
+        if not options["url"]:
+            server = self._start_server(
+                options["server"], options["port"], options["server_workers"], options["server_threads"]
+            )
         worker = None
         try:
             if not options["skip_paused"]:
