@@ -32,7 +32,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--recipients", type=int, default=100_000)
-        parser.add_argument("--workers", type=int, default=2, help="worker processes (prefork children) for bulk")
+        parser.add_argument("--workers", type=int, default=2, help="prefork children on the bulk lane")
         parser.add_argument("--timeout", type=int, default=1800)
         parser.add_argument("--no-migrate", action="store_true")
 
@@ -116,23 +116,30 @@ class Command(BaseCommand):
         return project, {"project": project, "name": f"Bench {n}", "template": template, "connector": connector}
 
     def _start_workers(self, processes: int) -> list[subprocess.Popen]:
+        """Two worker processes, as a deployment runs them: ``processes`` children on the
+        bulk lane, and one child for fan-out chunks and the other queues, so a chunk never
+        waits behind a dispatcher run that keeps a bulk child busy for many seconds."""
         db = connection.settings_dict
         url = f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
         env = {**os.environ, "DATABASE_URL": url, "PYTHONUNBUFFERED": "1", "LOG_LEVEL": "WARNING"}
         log_dir = Path(tempfile.gettempdir())
-        command = [
-            sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "warning", "-P", "prefork",
-            "-c", str(processes), "-Q", "bulk,campaigns,default,normal,high", "-n", f"bench{os.getpid()}@%h",
-            "--without-gossip", "--without-mingle", "--without-heartbeat",
-        ]  # fmt: skip
-        log = (log_dir / f"tidings-bench-worker-{os.getpid()}.log").open("w")
-        process = subprocess.Popen(command, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                   start_new_session=True)  # fmt: skip
+        started = []
+        for role, queues, children in (("bulk", "bulk", processes), ("other", "campaigns,default,normal,high", 1)):
+            command = [
+                sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "warning", "-P", "prefork",
+                "-c", str(children), "-Q", queues, "-n", f"bench{role}{os.getpid()}@%h",
+                "--without-gossip", "--without-mingle", "--without-heartbeat",
+            ]  # fmt: skip
+            log = (log_dir / f"tidings-bench-worker-{role}-{os.getpid()}.log").open("w")
+            process = subprocess.Popen(command, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                       start_new_session=True)  # fmt: skip
+            started.append(process)
+            self.stdout.write(f"worker {role}: queues {queues}, {children} children, log {log.name}")
         time.sleep(4)
-        if process.poll() is not None:
-            raise RuntimeError(f"worker exited early; see {log.name}")
-        self.stdout.write(f"worker: 1 process, {processes} children, log {log.name}")
-        return [process]
+        for process in started:
+            if process.poll() is not None:
+                raise RuntimeError("a worker exited early; see its log")
+        return started
 
     def _run(self, project: Any, kwargs: dict[str, Any], n: int, workers: list[Any], timeout: int) -> None:
         from apps.campaigns.control import control_tick
