@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from jinja2 import ChainableUndefined, StrictUndefined, TemplateSyntaxError, UndefinedError
+from jinja2 import ChainableUndefined, StrictUndefined, Template, TemplateSyntaxError, UndefinedError
 from jinja2.sandbox import SandboxedEnvironment, SecurityError
 from markupsafe import Markup
 
@@ -63,13 +63,24 @@ def _compile_tree(value: Any, *, strict: bool, path: str, html: bool = False) ->
     return value
 
 
-def _render_tree(compiled: Any, context: Mapping[str, Any]) -> Any:
-    if hasattr(compiled, "render"):
-        return compiled.render(context)
+# Every environment has Jinja's default globals (range, dict, lipsum…): what
+# ``Template.render`` would merge under the context for each template.
+_GLOBALS: dict[str, Any] = dict(_ENVS[(False, False)].globals)
+
+
+def _render_tree(compiled: Any, parent: dict[str, Any]) -> Any:
+    """Render every template of a tree against one shared, read-only variable mapping.
+
+    ``Template.render`` would copy the context twice per template; a message's fields
+    (subject, text, html…) share one mapping instead. Each template still gets its own
+    Context, so a ``{% set %}`` in one field never leaks into another.
+    """
+    if isinstance(compiled, Template):
+        return compiled.environment.concat(compiled.root_render_func(compiled.new_context(parent, shared=True)))
     if isinstance(compiled, dict):
-        return {key: _render_tree(item, context) for key, item in compiled.items()}
+        return {key: _render_tree(item, parent) for key, item in compiled.items()}
     if isinstance(compiled, list):
-        return [_render_tree(item, context) for item in compiled]
+        return [_render_tree(item, parent) for item in compiled]
     return compiled
 
 
@@ -117,6 +128,35 @@ def _compiled_for(version: Any, channel: str, strict: bool) -> tuple[Any, Any]:
     return tree, layout
 
 
+def renderer(version: Any, *, channel: str, strict: bool = False) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """Look the compiled version up once; the function returned renders one context.
+
+    The dispatcher takes one per template version per batch, not one lookup per message.
+    """
+    strict = strict or bool(getattr(version, "strict", False))
+    tree, layout = _compiled_for(version, channel, strict)
+
+    def render_one(context: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            rendered = _render_tree(tree, {**_GLOBALS, **context})
+            if layout is not None and "html" in rendered:
+                # Already escaped by the autoescaping environment: mark it safe so it is not escaped twice.
+                rendered["html"] = layout.render({**context, "content": Markup(rendered["html"])})  # noqa: S704
+        except UndefinedError as exc:
+            match = _UNDEFINED_NAME.search(str(exc))
+            name = (match.group(2) or match.group(1)) if match else str(exc)
+            raise TemplateError(
+                f"The template uses the variable {name!r}, which this message does not have.",
+                code="template_variable_missing",
+                field=name,
+            ) from exc
+        except SecurityError as exc:
+            raise TemplateError(f"The template did something unsafe: {exc}.", code="template_unsafe") from exc
+        return rendered
+
+    return render_one
+
+
 def render(
     version: Any, context: Mapping[str, Any], strict: bool = False, channel: str | None = None
 ) -> dict[str, Any]:
@@ -128,24 +168,7 @@ def render(
         if len(version.content) != 1:
             raise TemplateError("Say which channel to render.", code="channel_required")
         channel = next(iter(version.content))
-    strict = strict or bool(getattr(version, "strict", False))
-    tree, layout = _compiled_for(version, channel, strict)
-    try:
-        rendered = _render_tree(tree, context)
-        if layout is not None and "html" in rendered:
-            # Already escaped by the autoescaping environment: mark it safe so it is not escaped twice.
-            rendered["html"] = layout.render({**context, "content": Markup(rendered["html"])})  # noqa: S704
-    except UndefinedError as exc:
-        match = _UNDEFINED_NAME.search(str(exc))
-        name = (match.group(2) or match.group(1)) if match else str(exc)
-        raise TemplateError(
-            f"The template uses the variable {name!r}, which this message does not have.",
-            code="template_variable_missing",
-            field=name,
-        ) from exc
-    except SecurityError as exc:
-        raise TemplateError(f"The template did something unsafe: {exc}.", code="template_unsafe") from exc
-    return rendered
+    return renderer(version, channel=channel, strict=strict)(context)
 
 
 def render_context(subscriber: Mapping[str, Any] | None, data: Mapping[str, Any] | None) -> dict[str, Any]:

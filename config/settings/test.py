@@ -9,7 +9,7 @@ os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/tiding
 os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/15")
 os.environ.setdefault("CACHE_KEY_PREFIX", "tidings-test")
 
-from config.env import env_str
+from config.env import env_int, env_str
 
 from .base import *  # noqa: F403
 from .base import DATABASES
@@ -26,3 +26,5 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 CELERY_TASK_ALWAYS_EAGER = False
+# Tests size their batches with TIDINGS_DISPATCH_BATCH_SIZE, for every lane alike.
+TIDINGS_DISPATCH_BULK_BATCH_SIZE = env_int("TIDINGS_DISPATCH_BULK_BATCH_SIZE", 0)

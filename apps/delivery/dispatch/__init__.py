@@ -6,8 +6,9 @@ Queue of record
     beat sweeper re-wakes any lane with due work, so a lost wake-up only costs latency.
 
 Claim
-    A dispatcher claims up to ``TIDINGS_DISPATCH_BATCH_SIZE`` due rows of one lane in one
-    statement: ``UPDATE ... FROM (SELECT id ... FOR UPDATE SKIP LOCKED) RETURNING``, setting
+    A dispatcher claims up to ``TIDINGS_DISPATCH_BATCH_SIZE`` due rows of one lane (bulk:
+    ``TIDINGS_DISPATCH_BULK_BATCH_SIZE``, larger) in one statement: ``UPDATE ... FROM
+    (SELECT id ... FOR UPDATE SKIP LOCKED) RETURNING``, setting
     state=claimed, ``claimed_until`` (now + claim TTL) and a random ``claim_token``. High
     and normal lanes claim in due order; the bulk lane walks a keyset cursor on id, so
     claim cost stays flat however many sent rows pile up. Partial indexes hold waiting

@@ -27,7 +27,7 @@ from apps.delivery.dispatch.prepare import (
     versions_load,
 )
 from apps.delivery.origins import origin_claims_screen, origin_contents_decorate
-from apps.delivery.rendering import TemplateError, render, render_context
+from apps.delivery.rendering import TemplateError, render_context, renderer
 from apps.delivery.services.suppression import address_normalise
 
 log = logging.getLogger(__name__)
@@ -83,13 +83,19 @@ def _render(rows: list[Claimed], channel: str) -> tuple[list[tuple[Claimed, dict
     people = subscribers_load(r.subscriber_id for r in rows if r.template_version_id is not None)
     ready: list[tuple[Claimed, dict[str, Any]]] = []
     failed: list[RowResult] = []
+    # One compiled-template lookup per version per batch, not one per message.
+    renderers: dict[int, Any] = {}
     for row in rows:
         if row.template_version_id is None:
             ready.append((row, row.content or {}))
             continue
         try:
+            render_one = renderers.get(row.template_version_id)
+            if render_one is None:
+                version = versions[row.template_version_id]
+                render_one = renderers[row.template_version_id] = renderer(version, channel=channel)
             context = render_context(people.get(row.subscriber_id), row.context)
-            ready.append((row, render(versions[row.template_version_id], context, channel=channel)))
+            ready.append((row, render_one(context)))
         except TemplateError as exc:
             failed.append(
                 RowResult(

@@ -87,9 +87,15 @@ def _wake_when_next_due(lane: str, served: list[str]) -> None:
         app.send_task(DISPATCH_TASK, args=[lane], queue=lane, countdown=delay)
 
 
+def batch_size(lane: str) -> int:
+    if lane == "bulk" and getattr(settings, "TIDINGS_DISPATCH_BULK_BATCH_SIZE", 0):
+        return int(settings.TIDINGS_DISPATCH_BULK_BATCH_SIZE)
+    return int(settings.TIDINGS_DISPATCH_BATCH_SIZE)
+
+
 def dispatch_batch(lane: str, *, limit: int | None = None) -> int:
     """Claim one batch of ``lane`` and carry it all the way to recorded results."""
-    limit = limit or settings.TIDINGS_DISPATCH_BATCH_SIZE
+    limit = limit or batch_size(lane)
     token, rows = claim_batch(lane, limit=limit, ttl_seconds=settings.TIDINGS_DISPATCH_CLAIM_TTL_SECONDS)
     if not rows:
         return 0
@@ -108,12 +114,12 @@ def dispatch_lane_run(lane: str, *, seconds: float | None = None) -> dict[str, i
     clear_flag(lane)
     plan = lanes_served_by(lane)
     deadline = time.monotonic() + (seconds or settings.TIDINGS_DISPATCH_RUN_SECONDS)
-    limit = settings.TIDINGS_DISPATCH_BATCH_SIZE
     done: dict[str, int] = defaultdict(int)
     invited = False
     while time.monotonic() < deadline:
         claimed_any = False
         for name, weight in plan:
+            limit = batch_size(name)
             for _ in range(weight):
                 count = dispatch_batch(name, limit=limit)
                 if not count:

@@ -32,7 +32,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--recipients", type=int, default=100_000)
-        parser.add_argument("--workers", type=int, default=2, help="worker processes (prefork children) for bulk")
+        parser.add_argument("--workers", type=int, default=2, help="prefork children on the bulk lane")
         parser.add_argument("--timeout", type=int, default=1800)
         parser.add_argument("--no-migrate", action="store_true")
 
@@ -116,23 +116,34 @@ class Command(BaseCommand):
         return project, {"project": project, "name": f"Bench {n}", "template": template, "connector": connector}
 
     def _start_workers(self, processes: int) -> list[subprocess.Popen]:
+        """Two worker processes, as a deployment runs them: ``processes`` children on the
+        bulk lane, and one child for fan-out chunks and the other queues, so a chunk never
+        waits behind a dispatcher run that keeps a bulk child busy for many seconds."""
         db = connection.settings_dict
         url = f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
         env = {**os.environ, "DATABASE_URL": url, "PYTHONUNBUFFERED": "1", "LOG_LEVEL": "WARNING"}
         log_dir = Path(tempfile.gettempdir())
-        command = [
-            sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "warning", "-P", "prefork",
-            "-c", str(processes), "-Q", "bulk,campaigns,default,normal,high", "-n", f"bench{os.getpid()}@%h",
-            "--without-gossip", "--without-mingle", "--without-heartbeat",
-        ]  # fmt: skip
-        log = (log_dir / f"tidings-bench-worker-{os.getpid()}.log").open("w")
-        process = subprocess.Popen(command, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                   start_new_session=True)  # fmt: skip
+        started = []
+        # The second worker runs its tasks in its own process (solo pool): one process, not two.
+        for role, queues, pool in (
+            ("bulk", "bulk", ["-P", "prefork", "-c", str(processes)]),
+            ("other", "campaigns,default,normal,high", ["-P", "solo"]),
+        ):
+            command = [
+                sys.executable, "-m", "celery", "-A", "config", "worker", "-l", "warning", *pool,
+                "-Q", queues, "-n", f"bench{role}{os.getpid()}@%h",
+                "--without-gossip", "--without-mingle", "--without-heartbeat",
+            ]  # fmt: skip
+            log = (log_dir / f"tidings-bench-worker-{role}-{os.getpid()}.log").open("w")
+            process = subprocess.Popen(command, cwd=BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                       start_new_session=True)  # fmt: skip
+            started.append(process)
+            self.stdout.write(f"worker {role}: queues {queues}, {' '.join(pool)}, log {log.name}")
         time.sleep(4)
-        if process.poll() is not None:
-            raise RuntimeError(f"worker exited early; see {log.name}")
-        self.stdout.write(f"worker: 1 process, {processes} children, log {log.name}")
-        return [process]
+        for process in started:
+            if process.poll() is not None:
+                raise RuntimeError("a worker exited early; see its log")
+        return started
 
     def _run(self, project: Any, kwargs: dict[str, Any], n: int, workers: list[Any], timeout: int) -> None:
         from apps.campaigns.control import control_tick
@@ -147,9 +158,11 @@ class Command(BaseCommand):
         fanout_s = send_s = None
         last_tick = 0.0
         peak_rss = 0
+        cpu = CpuMeter(workers)
         while time.monotonic() - t0 < timeout:
             time.sleep(0.5)
             peak_rss = max(peak_rss, _rss_kib(workers))
+            cpu.sample()
             now = time.monotonic()
             if fanout_s is None and not CampaignChunk.objects.filter(campaign=campaign, done=False).exists():
                 fanout_s = now - t0
@@ -167,12 +180,14 @@ class Command(BaseCommand):
                 if stats.pending <= 0 and stats.sent + stats.dead + stats.suppressed >= n:
                     send_s = time.monotonic() - t0
                     break
+        cpu.sample()
         campaign_reconcile(campaign)
         campaign = Campaign.objects.get(pk=campaign.pk)
         if send_s is None:
             self.stdout.write(self.style.ERROR(f"timed out after {timeout} s"))
             send_s = time.monotonic() - t0
         self._report(project, campaign, n, fanout_s or 0.0, send_s, peak_rss)
+        self.stdout.write(cpu.summary(n))
 
     def _report(self, project: Any, campaign: Any, n: int, fanout_s: float, send_s: float, peak_rss: int) -> None:
         from apps.campaigns.ledger import ledger_counts
@@ -231,3 +246,61 @@ def _rss_kib(processes: list[Any]) -> int:
         if pid in pids or ppid in pids:
             total += int(fields.get("VmRSS", "0 kB").split()[0])
     return total
+
+
+class CpuMeter:
+    """CPU seconds the campaign cost, independent of what else the machine is doing:
+    the worker processes (exact), and the Postgres backends serving this database
+    (sampled every half second, so a backend's last moments before it closes are missed)."""
+
+    def __init__(self, workers: list[Any]) -> None:
+        self.workers = workers
+        self.start = self._read()
+        self.latest: dict[tuple[str, int], float] = dict(self.start)
+
+    def _backends(self) -> list[int]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+            return [row[0] for row in cursor.fetchall()]
+
+    def _read(self) -> dict[tuple[str, int], float]:
+        pids = {p.pid for p in self.workers}
+        found: dict[tuple[str, int], float] = {}
+        for entry in Path("/proc").iterdir():
+            if entry.name.isdigit() and (int(entry.name) in pids or _ppid(entry) in pids):
+                found[("workers", int(entry.name))] = _cpu_seconds(int(entry.name))
+        for pid in self._backends():
+            found[("postgres", pid)] = _cpu_seconds(pid)
+        return found
+
+    def sample(self) -> None:
+        for key, seconds in self._read().items():
+            self.latest[key] = max(seconds, self.latest.get(key, 0.0))
+
+    def summary(self, n: int) -> str:
+        spent = {"workers": 0.0, "postgres": 0.0}
+        for (kind, pid), seconds in self.latest.items():
+            spent[kind] += seconds - self.start.get((kind, pid), 0.0)
+        per = {kind: seconds / max(n, 1) * 1e6 for kind, seconds in spent.items()}
+        return (
+            f"CPU per message: workers {per['workers']:.0f} µs, Postgres backends ≈{per['postgres']:.0f} µs"
+            f" ({spent['workers']:.1f} s + {spent['postgres']:.1f} s in all)"
+        )
+
+
+def _ppid(entry: Path) -> int:
+    try:
+        return int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _cpu_seconds(pid: int) -> float:
+    """utime + stime of one process (Linux /proc), in seconds; 0 once it has gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
