@@ -99,6 +99,26 @@ def test_rerunning_an_import_changes_nothing(secret_client: Any, project: Any) -
     assert TagEvent.objects.filter(project=project).count() == 3
 
 
+def test_values_that_copy_must_escape_land_exactly(secret_client: Any, project: Any) -> None:
+    # New subscribers go in through COPY text written by the importer itself: tabs,
+    # newlines, carriage returns and backslashes inside values must arrive unchanged.
+    content = (
+        b'external_id,tags,attributes.note,attributes\n"tab\there",back\\slash|plain,"line\none","{""q"":""a\\\\b""}"\n'
+        b'"cr\rid",plain,x\\y,\nplain-id,plain,,\n'
+    )
+    job_id = _upload(secret_client, content).json()["id"]
+    job = import_run(project_id=project.pk, job_id=job_id)
+    assert (job.status, job.rows_imported, job.rows_failed) == ("succeeded", 3, 0), job.errors
+    people = {s.external_id: s for s in Subscriber.objects.for_project(project)}
+    assert set(people) == {"tab\there", "cr\rid", "plain-id"}
+    assert people["tab\there"].attributes == {"note": "line\none", "q": "a\\b"}
+    assert people["cr\rid"].attributes == {"note": "x\\y"}
+    tags = subscriber_tag_names(project, [p.pk for p in people.values()])
+    assert tags[people["tab\there"].pk] == {"back\\slash", "plain"}
+    assert tags[people["plain-id"].pk] == {"plain"}
+    assert set(TagEvent.objects.filter(project=project).values_list("tag_name", flat=True)) == {"back\\slash", "plain"}
+
+
 @pytest.mark.parametrize(
     ("content", "code"),
     [

@@ -66,7 +66,8 @@ def chunk_write(job: ImportJob, rows: list[ParsedRow], tag_ids: dict[str, int]) 
 
 
 def _write_fresh(job: ImportJob, rows: list[ParsedRow], tag_ids: dict[str, int]) -> list[int]:
-    pid, now, ref = job.project_id, timezone.now(), f"import:{job.pk}"
+    pid, ref = job.project_id, f"import:{job.pk}"
+    now = timezone.now().isoformat()
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT nextval(pg_get_serial_sequence('subscribers_subscriber', 'id')) FROM generate_series(1, %s)",
@@ -74,34 +75,62 @@ def _write_fresh(job: ImportJob, rows: list[ParsedRow], tag_ids: dict[str, int])
         )
         ids = [row[0] for row in cursor.fetchall()]
         with cursor.copy(f"COPY subscribers_subscriber ({_SUBSCRIBER_COLUMNS}) FROM STDIN") as copy:
-            for sid, r in zip(ids, rows, strict=True):
-                copy.write_row(
-                    (
-                        sid,
-                        pid,
-                        r.external_id,
-                        r.email or "",
-                        r.phone or "",
-                        r.timezone or "",
-                        r.locale or "",
-                        r.attributes or "{}",
-                        now,
-                        now,
-                    )
-                )
+            copy.write(_subscriber_lines(ids, rows, pid, now))
         if any(r.tags for r in rows):
             # New subscribers have no links yet, so neither COPY can conflict.
+            links, events = _tag_lines(ids, rows, pid, tag_ids, ref, now)
             with cursor.copy(
                 "COPY subscribers_subscribertag (project_id, subscriber_id, tag_id, created_at) FROM STDIN"
             ) as copy:
-                for sid, r in zip(ids, rows, strict=True):
-                    for name in r.tags:
-                        copy.write_row((pid, sid, tag_ids[name], now))
+                copy.write(links)
             with cursor.copy(f"COPY subscribers_tagevent ({_EVENT_COLUMNS}) FROM STDIN") as copy:
-                for sid, r in zip(ids, rows, strict=True):
-                    for name in r.tags:
-                        copy.write_row((pid, sid, name, "added", "import", ref, now))
+                copy.write(events)
     return ids
+
+
+# COPY's text format, written by hand: psycopg's write_row costs several microseconds a
+# row in Python, which for a million people (and two million links and events) was most
+# of the import's Python time. Values are escaped only when they need it, which for
+# validated rows is almost never.
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+_TAB = "\t"
+_SUBSCRIBER_TABS = _SUBSCRIBER_COLUMNS.count(",")
+
+
+def copy_text(value: str) -> str:
+    """One value in COPY text format."""
+    return value.translate(_COPY_ESCAPES)
+
+
+def _subscriber_lines(ids: list[int], rows: list[ParsedRow], pid: int, now: str) -> str:
+    lines: list[str] = []
+    append = lines.append
+    for sid, r in zip(ids, rows, strict=True):
+        fields = (r.external_id, r.email or "", r.phone or "", r.timezone or "", r.locale or "", r.attributes or "{}")
+        line = f"{sid}\t{pid}\t{_TAB.join(fields)}\t{now}\t{now}\n"
+        if line.count(_TAB) != _SUBSCRIBER_TABS or "\\" in line or line.count("\n") != 1 or "\r" in line:
+            line = f"{sid}\t{pid}\t{_TAB.join(map(copy_text, fields))}\t{now}\t{now}\n"
+        append(line)
+    return "".join(lines)
+
+
+def _tag_lines(
+    ids: list[int], rows: list[ParsedRow], pid: int, tag_ids: dict[str, int], ref: str, now: str
+) -> tuple[str, str]:
+    """The chunk's subscriber-tag links and their "added" events, as two COPY texts."""
+    # Everything after the subscriber id is the same for every row with this tag.
+    link_tail = {name: f"\t{tid}\t{now}\n" for name, tid in tag_ids.items()}
+    event_tail = {name: f"\t{copy_text(name)}\tadded\timport\t{copy_text(ref)}\t{now}\n" for name in tag_ids}
+    head = f"{pid}\t"
+    links: list[str] = []
+    events: list[str] = []
+    for sid, r in zip(ids, rows, strict=True):
+        if r.tags:
+            start = f"{head}{sid}"
+            for name in r.tags:
+                links.append(start + link_tail[name])
+                events.append(start + event_tail[name])
+    return "".join(links), "".join(events)
 
 
 def _write_careful(job: ImportJob, rows: list[ParsedRow]) -> list[int]:
