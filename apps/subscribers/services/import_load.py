@@ -39,9 +39,26 @@ def tags_ensure(*, project_id: int, names: set[str]) -> dict[str, int]:
         return dict(cursor.fetchall())
 
 
-def chunk_write(job: ImportJob, rows: list[ParsedRow], tag_ids: dict[str, int]) -> None:
-    """Upsert one chunk's subscribers with their tags; runs inside the chunk transaction."""
+def chunk_write(job: ImportJob, rows: list[ParsedRow], tag_ids: dict[str, int], *, assume_new: bool) -> bool:
+    """Upsert one chunk's subscribers with their tags; runs inside the chunk transaction.
+
+    With ``assume_new`` the chunk first tries the fast path without asking who exists
+    (that look-up sorts the chunk's ids by collation and probes the index for each, a
+    fifth of a fresh import's database time); a unique violation undoes the attempt
+    and the chunk is written the careful way. Returns whether every row was new, which is what the
+    caller assumes of the next chunk.
+    """
     pid = job.project_id
+    ids: list[int] = []
+    if assume_new:
+        try:
+            with transaction.atomic():
+                ids = _write_fresh(job, rows, tag_ids)
+        except (IntegrityError, UniqueViolation):
+            pass
+        else:
+            _refresh_segments(pid, ids)
+            return True
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT external_id FROM subscribers_subscriber WHERE project_id = %s AND external_id = ANY(%s)",
@@ -50,7 +67,6 @@ def chunk_write(job: ImportJob, rows: list[ParsedRow], tag_ids: dict[str, int]) 
         existing = {row[0] for row in cursor.fetchall()}
     fresh = [r for r in rows if r.external_id not in existing]
     careful = [r for r in rows if r.external_id in existing]
-    ids: list[int] = []
     if fresh:
         try:
             with transaction.atomic():
@@ -61,16 +77,24 @@ def chunk_write(job: ImportJob, rows: list[ParsedRow], tag_ids: dict[str, int]) 
             careful = rows
     if careful:
         ids += _write_careful(job, careful)
-    if ids and Segment.objects.for_project(pid).exists():
-        segments_refresh_for(project_id=pid, subscriber_ids=ids)
+    _refresh_segments(pid, ids)
+    return not careful
+
+
+def _refresh_segments(project_id: int, ids: list[int]) -> None:
+    if ids and Segment.objects.for_project(project_id).exists():
+        segments_refresh_for(project_id=project_id, subscriber_ids=ids)
 
 
 def _write_fresh(job: ImportJob, rows: list[ParsedRow], tag_ids: dict[str, int]) -> list[int]:
     pid, ref = job.project_id, f"import:{job.pk}"
     now = timezone.now().isoformat()
     with connection.cursor() as cursor:
+        # The sequence is looked up once: pg_get_serial_sequence in the select list
+        # would be evaluated (with its catalog look-ups) for every row.
         cursor.execute(
-            "SELECT nextval(pg_get_serial_sequence('subscribers_subscriber', 'id')) FROM generate_series(1, %s)",
+            "SELECT nextval(q.seq) FROM (SELECT pg_get_serial_sequence('subscribers_subscriber', 'id')::regclass"
+            " AS seq) q, generate_series(1, %s)",
             [len(rows)],
         )
         ids = [row[0] for row in cursor.fetchall()]
