@@ -99,6 +99,26 @@ def test_rerunning_an_import_changes_nothing(secret_client: Any, project: Any) -
     assert TagEvent.objects.filter(project=project).count() == 3
 
 
+def test_values_that_copy_must_escape_land_exactly(secret_client: Any, project: Any) -> None:
+    # New subscribers go in through COPY text written by the importer itself: tabs,
+    # newlines, carriage returns and backslashes inside values must arrive unchanged.
+    content = (
+        b'external_id,tags,attributes.note,attributes\n"tab\there",back\\slash|plain,"line\none","{""q"":""a\\\\b""}"\n'
+        b'"cr\rid",plain,x\\y,\nplain-id,plain,,\n'
+    )
+    job_id = _upload(secret_client, content).json()["id"]
+    job = import_run(project_id=project.pk, job_id=job_id)
+    assert (job.status, job.rows_imported, job.rows_failed) == ("succeeded", 3, 0), job.errors
+    people = {s.external_id: s for s in Subscriber.objects.for_project(project)}
+    assert set(people) == {"tab\there", "cr\rid", "plain-id"}
+    assert people["tab\there"].attributes == {"note": "line\none", "q": "a\\b"}
+    assert people["cr\rid"].attributes == {"note": "x\\y"}
+    tags = subscriber_tag_names(project, [p.pk for p in people.values()])
+    assert tags[people["tab\there"].pk] == {"back\\slash", "plain"}
+    assert tags[people["plain-id"].pk] == {"plain"}
+    assert set(TagEvent.objects.filter(project=project).values_list("tag_name", flat=True)) == {"back\\slash", "plain"}
+
+
 @pytest.mark.parametrize(
     ("content", "code"),
     [
@@ -176,39 +196,55 @@ def test_import_runs_on_a_real_worker(celery_worker: Any, secret_client: Any, pr
 
 
 @pytest.mark.django_db(transaction=True)
-def test_import_falls_back_to_upsert_when_identify_wins_a_race(monkeypatch: Any) -> None:
+# A fresh chunk is first written without asking who exists; a chunk after one that held
+# existing people asks first. The race can strike either way.
+@pytest.mark.parametrize("asked_first", [False, True])
+def test_import_falls_back_to_upsert_when_identify_wins_a_race(monkeypatch: Any, asked_first: bool) -> None:
     import io
     import threading
 
     from django.db import connection
 
-    from apps.subscribers.services import import_create, import_load
+    from apps.subscribers.services import import_create, import_load, imports
     from tests.factories import ProjectFactory
 
     project = ProjectFactory()
-    original = import_load._write_fresh
+    original, original_chunk_write = import_load._write_fresh, imports.chunk_write
+    assumed: dict[str, bool] = {}
 
     def identify_meanwhile() -> None:
         subscriber_identify(project=project, external_id="r2", email="mine@example.com")
         connection.close()
 
     def racing(job: Any, rows: Any, tag_ids: Any) -> Any:
-        # Another connection creates one of these people after the chunk checked who exists.
-        thread = threading.Thread(target=identify_meanwhile)
-        thread.start()
-        thread.join()
+        # Another connection creates one of these people after the chunk began.
+        if any(r.external_id == "r2" for r in rows):
+            thread = threading.Thread(target=identify_meanwhile)
+            thread.start()
+            thread.join()
         return original(job, rows, tag_ids)
 
+    def chunk_write(job: Any, rows: Any, tag_ids: Any, *, assume_new: bool) -> bool:
+        assumed.update(dict.fromkeys((r.external_id for r in rows), assume_new))
+        return original_chunk_write(job, rows, tag_ids, assume_new=assume_new)
+
     monkeypatch.setattr(import_load, "_write_fresh", racing)
-    stream = io.BytesIO(b"external_id,tags\nr1,a\nr2,b\n")
-    job = import_create(project=project, stream=stream, file_name="x.csv", content_type="text/csv")
+    monkeypatch.setattr(imports, "chunk_write", chunk_write)
+    body = b"external_id,tags\nr1,a\nr2,b\n"
+    if asked_first:
+        # A first chunk with an existing person: the chunk holding r2 asks who exists.
+        subscriber_identify(project=project, external_id="r0")
+        monkeypatch.setattr(imports, "CHUNK_ROWS", 1)
+        body = b"external_id,tags\nr0,a\nr2,b\nr1,a\n"
+    job = import_create(project=project, stream=io.BytesIO(body), file_name="x.csv", content_type="text/csv")
     job = import_run(project_id=project.pk, job_id=job.pk)
 
-    assert (job.status, job.rows_imported) == ("succeeded", 2)
+    assert (job.status, job.rows_imported) == ("succeeded", 3 if asked_first else 2)
+    assert assumed == ({"r0": True, "r2": False, "r1": False} if asked_first else {"r1": True, "r2": True})
     r2 = Subscriber.objects.get(project=project, external_id="r2")
     assert r2.email == "mine@example.com"
     assert subscriber_tag_names(project, [r2.pk]) == {r2.pk: {"b"}}
-    assert Subscriber.objects.for_project(project).count() == 2
+    assert Subscriber.objects.for_project(project).count() == (3 if asked_first else 2)
 
 
 def test_body_without_length_is_cut_off_at_the_limit_and_leaves_nothing(project: Any, settings: Any) -> None:

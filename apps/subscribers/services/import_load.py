@@ -39,9 +39,26 @@ def tags_ensure(*, project_id: int, names: set[str]) -> dict[str, int]:
         return dict(cursor.fetchall())
 
 
-def chunk_write(job: ImportJob, rows: list[ParsedRow], tag_ids: dict[str, int]) -> None:
-    """Upsert one chunk's subscribers with their tags; runs inside the chunk transaction."""
+def chunk_write(job: ImportJob, rows: list[ParsedRow], tag_ids: dict[str, int], *, assume_new: bool) -> bool:
+    """Upsert one chunk's subscribers with their tags; runs inside the chunk transaction.
+
+    With ``assume_new`` the chunk first tries the fast path without asking who exists
+    (that look-up sorts the chunk's ids by collation and probes the index for each, a
+    fifth of a fresh import's database time); a unique violation undoes the attempt
+    and the chunk is written the careful way. Returns whether every row was new, which is what the
+    caller assumes of the next chunk.
+    """
     pid = job.project_id
+    ids: list[int] = []
+    if assume_new:
+        try:
+            with transaction.atomic():
+                ids = _write_fresh(job, rows, tag_ids)
+        except (IntegrityError, UniqueViolation):
+            pass
+        else:
+            _refresh_segments(pid, ids)
+            return True
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT external_id FROM subscribers_subscriber WHERE project_id = %s AND external_id = ANY(%s)",
@@ -50,7 +67,6 @@ def chunk_write(job: ImportJob, rows: list[ParsedRow], tag_ids: dict[str, int]) 
         existing = {row[0] for row in cursor.fetchall()}
     fresh = [r for r in rows if r.external_id not in existing]
     careful = [r for r in rows if r.external_id in existing]
-    ids: list[int] = []
     if fresh:
         try:
             with transaction.atomic():
@@ -61,47 +77,84 @@ def chunk_write(job: ImportJob, rows: list[ParsedRow], tag_ids: dict[str, int]) 
             careful = rows
     if careful:
         ids += _write_careful(job, careful)
-    if ids and Segment.objects.for_project(pid).exists():
-        segments_refresh_for(project_id=pid, subscriber_ids=ids)
+    _refresh_segments(pid, ids)
+    return not careful
+
+
+def _refresh_segments(project_id: int, ids: list[int]) -> None:
+    if ids and Segment.objects.for_project(project_id).exists():
+        segments_refresh_for(project_id=project_id, subscriber_ids=ids)
 
 
 def _write_fresh(job: ImportJob, rows: list[ParsedRow], tag_ids: dict[str, int]) -> list[int]:
-    pid, now, ref = job.project_id, timezone.now(), f"import:{job.pk}"
+    pid, ref = job.project_id, f"import:{job.pk}"
+    now = timezone.now().isoformat()
     with connection.cursor() as cursor:
+        # The sequence is looked up once: pg_get_serial_sequence in the select list
+        # would be evaluated (with its catalog look-ups) for every row.
         cursor.execute(
-            "SELECT nextval(pg_get_serial_sequence('subscribers_subscriber', 'id')) FROM generate_series(1, %s)",
+            "SELECT nextval(q.seq) FROM (SELECT pg_get_serial_sequence('subscribers_subscriber', 'id')::regclass"
+            " AS seq) q, generate_series(1, %s)",
             [len(rows)],
         )
         ids = [row[0] for row in cursor.fetchall()]
         with cursor.copy(f"COPY subscribers_subscriber ({_SUBSCRIBER_COLUMNS}) FROM STDIN") as copy:
-            for sid, r in zip(ids, rows, strict=True):
-                copy.write_row(
-                    (
-                        sid,
-                        pid,
-                        r.external_id,
-                        r.email or "",
-                        r.phone or "",
-                        r.timezone or "",
-                        r.locale or "",
-                        r.attributes or "{}",
-                        now,
-                        now,
-                    )
-                )
+            copy.write(_subscriber_lines(ids, rows, pid, now))
         if any(r.tags for r in rows):
             # New subscribers have no links yet, so neither COPY can conflict.
+            links, events = _tag_lines(ids, rows, pid, tag_ids, ref, now)
             with cursor.copy(
                 "COPY subscribers_subscribertag (project_id, subscriber_id, tag_id, created_at) FROM STDIN"
             ) as copy:
-                for sid, r in zip(ids, rows, strict=True):
-                    for name in r.tags:
-                        copy.write_row((pid, sid, tag_ids[name], now))
+                copy.write(links)
             with cursor.copy(f"COPY subscribers_tagevent ({_EVENT_COLUMNS}) FROM STDIN") as copy:
-                for sid, r in zip(ids, rows, strict=True):
-                    for name in r.tags:
-                        copy.write_row((pid, sid, name, "added", "import", ref, now))
+                copy.write(events)
     return ids
+
+
+# COPY's text format, written by hand: psycopg's write_row costs several microseconds a
+# row in Python, which for a million people (and two million links and events) was most
+# of the import's Python time. Values are escaped only when they need it, which for
+# validated rows is almost never.
+_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
+_TAB = "\t"
+_SUBSCRIBER_TABS = _SUBSCRIBER_COLUMNS.count(",")
+
+
+def copy_text(value: str) -> str:
+    """One value in COPY text format."""
+    return value.translate(_COPY_ESCAPES)
+
+
+def _subscriber_lines(ids: list[int], rows: list[ParsedRow], pid: int, now: str) -> str:
+    lines: list[str] = []
+    append = lines.append
+    for sid, r in zip(ids, rows, strict=True):
+        fields = (r.external_id, r.email or "", r.phone or "", r.timezone or "", r.locale or "", r.attributes or "{}")
+        line = f"{sid}\t{pid}\t{_TAB.join(fields)}\t{now}\t{now}\n"
+        if line.count(_TAB) != _SUBSCRIBER_TABS or "\\" in line or line.count("\n") != 1 or "\r" in line:
+            line = f"{sid}\t{pid}\t{_TAB.join(map(copy_text, fields))}\t{now}\t{now}\n"
+        append(line)
+    return "".join(lines)
+
+
+def _tag_lines(
+    ids: list[int], rows: list[ParsedRow], pid: int, tag_ids: dict[str, int], ref: str, now: str
+) -> tuple[str, str]:
+    """The chunk's subscriber-tag links and their "added" events, as two COPY texts."""
+    # Everything after the subscriber id is the same for every row with this tag.
+    link_tail = {name: f"\t{tid}\t{now}\n" for name, tid in tag_ids.items()}
+    event_tail = {name: f"\t{copy_text(name)}\tadded\timport\t{copy_text(ref)}\t{now}\n" for name in tag_ids}
+    head = f"{pid}\t"
+    links: list[str] = []
+    events: list[str] = []
+    for sid, r in zip(ids, rows, strict=True):
+        if r.tags:
+            start = f"{head}{sid}"
+            for name in r.tags:
+                links.append(start + link_tail[name])
+                events.append(start + event_tail[name])
+    return "".join(links), "".join(events)
 
 
 def _write_careful(job: ImportJob, rows: list[ParsedRow]) -> list[int]:

@@ -210,16 +210,17 @@ def _load(job: ImportJob, rows: Iterable[ParsedRow | tuple[int, str]]) -> None:
     if is_sqlite():
         writers = 1  # one writer at a time is all SQLite has
     chunks: queue.Queue[_Chunk | BaseException | None] = queue.Queue(maxsize=writers + 1)
+    progress = _Progress()
     parser = threading.Thread(target=_parse_chunks, args=(rows, chunks, writers), daemon=True)
     parser.start()
     failures: list[BaseException] = []
     helpers = [
-        threading.Thread(target=_write_chunks, args=(job, chunks, failures, True), daemon=True)
+        threading.Thread(target=_write_chunks, args=(job, chunks, progress, failures, True), daemon=True)
         for _ in range(writers - 1)
     ]
     for helper in helpers:
         helper.start()
-    _write_chunks(job, chunks, failures, False)
+    _write_chunks(job, chunks, progress, failures, False)
     for helper in helpers:
         helper.join()
     parser.join()
@@ -227,13 +228,15 @@ def _load(job: ImportJob, rows: Iterable[ParsedRow | tuple[int, str]]) -> None:
         raise failures[0]
 
 
-def _write_chunks(job: ImportJob, chunks: queue.Queue, failures: list[BaseException], own_connection: bool) -> None:
+def _write_chunks(
+    job: ImportJob, chunks: queue.Queue, progress: _Progress, failures: list[BaseException], own_connection: bool
+) -> None:
     try:
         while (chunk := chunks.get()) is not None:
             if isinstance(chunk, BaseException):
                 raise chunk
             if not failures:
-                _commit_chunk_retrying(job, chunk)
+                _commit_chunk_retrying(job, chunk, progress)
     except BaseException as exc:  # noqa: BLE001 - re-raised by _load on the task's thread
         failures.append(exc)
         while chunks.get() is not None:  # drain so the parser can finish
@@ -241,6 +244,15 @@ def _write_chunks(job: ImportJob, chunks: queue.Queue, failures: list[BaseExcept
     finally:
         if own_connection:
             connection.close()
+
+
+@dataclass
+class _Progress:
+    """What the writers of one run have learnt about the file so far."""
+
+    # Whether the last chunk written held only people who were not subscribers yet: a
+    # first import of a list is all new, and the next chunk then skips the look-up.
+    all_new: bool = True
 
 
 @dataclass
@@ -279,12 +291,12 @@ def _parse_chunks(rows: Iterable[ParsedRow | tuple[int, str]], out: queue.Queue,
         out.put(None)
 
 
-def _commit_chunk_retrying(job: ImportJob, chunk: _Chunk, attempts: int = 3) -> None:
+def _commit_chunk_retrying(job: ImportJob, chunk: _Chunk, progress: _Progress, attempts: int = 3) -> None:
     """Two writers can deadlock only when a file repeats external ids across chunks in
     crossing order; Postgres then aborts one transaction, which simply runs again."""
     for attempt in range(attempts):
         try:
-            _commit_chunk(job, chunk)
+            _commit_chunk(job, chunk, progress)
             return
         except (OperationalError, DeadlockDetected) as exc:
             deadlock = isinstance(exc, DeadlockDetected) or isinstance(exc.__cause__, DeadlockDetected)
@@ -292,7 +304,7 @@ def _commit_chunk_retrying(job: ImportJob, chunk: _Chunk, attempts: int = 3) -> 
                 raise
 
 
-def _commit_chunk(job: ImportJob, chunk: _Chunk) -> None:
+def _commit_chunk(job: ImportJob, chunk: _Chunk, progress: _Progress) -> None:
     if is_sqlite():
         rows, seen, last = list(chunk.good.values()), chunk.seen, chunk.last_line
         chunk_commit(job, rows, chunk.bad, seen=seen, last_line=last, max_errors=MAX_STORED_ERRORS)
@@ -308,9 +320,12 @@ def _commit_chunk(job: ImportJob, chunk: _Chunk) -> None:
             # progress row with it, and the re-delivered task redoes it.
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
         if rows:
-            chunk_write(job, rows, tag_ids)
-        # Last, so parallel writers hold the job row's lock only for a moment.
+            progress.all_new = chunk_write(job, rows, tag_ids, assume_new=progress.all_new)
+        # Last, so parallel writers hold the job row's lock only for a moment: the
+        # deferred foreign-key checks of the chunk's subscribers run now, not at commit
+        # while the job row is locked and the other writer waits for it.
         with connection.cursor() as cursor:
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
             cursor.execute(
                 "UPDATE subscribers_importjob SET rows_done = rows_done + %s, rows_imported = rows_imported + %s,"
                 " rows_failed = rows_failed + %s, lines_committed = GREATEST(lines_committed, %s),"
