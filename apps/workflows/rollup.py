@@ -9,6 +9,7 @@ from datetime import datetime
 from django.db import connection
 
 from apps.workflows.models import Journey, Step
+from apps.workflows.sql import id_array
 
 ORIGIN_KIND = "journey_step"
 
@@ -18,7 +19,12 @@ def journeys_lock_open(journey_ids: Iterable[int]) -> set[int]:
     ids = sorted(set(journey_ids))
     if not ids:
         return set()
-    rows = Journey.objects.select_for_update().filter(pk__in=ids).order_by("pk").values_list("pk", "state")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, state FROM workflows_journey WHERE id = ANY(%s::bigint[]) ORDER BY id FOR UPDATE",
+            [id_array(ids)],
+        )
+        rows = cursor.fetchall()
     return {pk for pk, state in rows if state in Journey.OPEN_STATES}
 
 

@@ -14,6 +14,7 @@ from apps.projects.models import Project
 from apps.workflows import rollup
 from apps.workflows.graph import EMPTY_GRAPH, Graph, graph_issues, shape_issues
 from apps.workflows.models import Execution, Journey, Step, Workflow, WorkflowVersion
+from apps.workflows.sql import id_array
 
 AUDIENCE_KINDS = ("external_ids", "segment", "tag", "everyone")
 MAX_EXTERNAL_IDS = 10_000
@@ -266,7 +267,15 @@ def steps_wake_for_deliveries(outcomes: Sequence[Any]) -> None:
     step_ids = sorted({int(o.origin_id) for o in outcomes if str(o.origin_id).isdigit()})
     if not step_ids:
         return
-    woken = Step.objects.filter(pk__in=step_ids, state=Step.State.WAITING).update(due_at=timezone.now())
+    projects = sorted({o.project_id for o in outcomes})
+    # One statement per outcome batch, however many deliveries it reports.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE workflows_step SET due_at = %s"
+            " WHERE id = ANY(%s::bigint[]) AND project_id = ANY(%s::bigint[]) AND state = 'waiting'",
+            [timezone.now(), id_array(step_ids), id_array(projects)],
+        )
+        woken = cursor.rowcount
     if woken:
         from apps.workflows.tasks import wake_runners
 
