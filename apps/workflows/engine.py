@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -278,7 +279,7 @@ def _write(done: list[Work], token: uuid.UUID, now: datetime) -> None:
     """
     fresh = [w for w in done if w.new]
     old = [w for w in done if not w.new]
-    stamp = now.isoformat()
+    stamp = _stamper(now)
     with connection.cursor() as cursor:
         if fresh:
             cursor.execute(
@@ -287,33 +288,42 @@ def _write(done: list[Work], token: uuid.UUID, now: datetime) -> None:
                     id, project_id, journey_id, execution_id, subscriber_id, previous_id, node_id, node_type,
                     state, due_at, outcome, detail, attempts, waited, created_at, finished_at)
                 SELECT id, project_id, journey_id, execution_id, subscriber_id, previous_id, node_id, node_type,
-                       state, due_at, outcome, detail, 1, waited, %s, finished_at
-                FROM json_to_recordset(%s::json)
+                       state, COALESCE(due_at, %(now)s), outcome, detail, 1, waited, %(now)s, finished_at
+                FROM json_to_recordset(%(rows)s::json)
                      AS t(id bigint, project_id bigint, journey_id bigint, execution_id bigint, subscriber_id bigint,
                           previous_id bigint, node_id text, node_type text, state text, due_at timestamptz,
                           outcome text, detail jsonb, waited boolean, finished_at timestamptz)
                 """,
-                [now, json.dumps([_fresh_row(w, stamp) for w in fresh])],
+                {"now": now, "rows": json.dumps([_fresh_row(w, stamp) for w in fresh])},
             )
         if old:
             cursor.execute(
                 """
                 UPDATE workflows_step s
-                SET state = t.state, due_at = t.due_at, outcome = t.outcome, detail = t.detail,
+                SET state = t.state, due_at = COALESCE(t.due_at, %(now)s), outcome = t.outcome, detail = t.detail,
                     waited = t.waited, finished_at = t.finished_at, claim_token = NULL, claimed_until = NULL
-                FROM json_to_recordset(%s::json) AS t(id bigint, state text, due_at timestamptz, outcome text,
-                                                      detail jsonb, waited boolean, finished_at timestamptz)
-                WHERE s.id = t.id AND s.claim_token = %s
+                FROM json_to_recordset(%(rows)s::json) AS t(id bigint, state text, due_at timestamptz,
+                                                         outcome text, detail jsonb, waited boolean,
+                                                         finished_at timestamptz)
+                WHERE s.id = t.id AND s.claim_token = %(token)s
                 """,
-                [json.dumps([_claimed_row(w, stamp) for w in old]), token],
+                {"now": now, "rows": json.dumps([_claimed_row(w, stamp) for w in old]), "token": token},
             )
 
 
-def _stamp(value: datetime | None, default: str | None) -> str | None:
-    return value.isoformat() if value is not None else default
+def _stamper(now: datetime) -> Callable[[datetime | None], str | None]:
+    # Most steps of a batch finish (and come due) at the batch's ``now``: format it once.
+    formatted = now.isoformat()
+
+    def stamp(value: datetime | None) -> str | None:
+        if value is None:
+            return None
+        return formatted if value is now else value.isoformat()
+
+    return stamp
 
 
-def _fresh_row(w: Work, now: str) -> dict[str, Any]:
+def _fresh_row(w: Work, stamp: Callable[[datetime | None], str | None]) -> dict[str, Any]:
     return {
         "id": w.id,
         "project_id": w.project_id,
@@ -324,23 +334,23 @@ def _fresh_row(w: Work, now: str) -> dict[str, Any]:
         "node_id": w.node_id,
         "node_type": w.node_type,
         "state": w.state if w.state != Step.State.RUNNING else Step.State.PENDING,
-        "due_at": _stamp(w.due_at, now),
+        "due_at": stamp(w.due_at),
         "outcome": w.outcome,
         "detail": w.detail,
         "waited": w.waited,
-        "finished_at": _stamp(w.finished_at, None),
+        "finished_at": stamp(w.finished_at),
     }
 
 
-def _claimed_row(w: Work, now: str) -> dict[str, Any]:
+def _claimed_row(w: Work, stamp: Callable[[datetime | None], str | None]) -> dict[str, Any]:
     return {
         "id": w.id,
         "state": w.state,
-        "due_at": _stamp(w.due_at, now),
+        "due_at": stamp(w.due_at),
         "outcome": w.outcome,
         "detail": w.detail,
         "waited": w.waited,
-        "finished_at": _stamp(w.finished_at, None),
+        "finished_at": stamp(w.finished_at),
     }
 
 
