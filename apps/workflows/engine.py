@@ -86,9 +86,12 @@ def steps_claim(limit: int | None = None) -> tuple[uuid.UUID, list[int]]:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             """
+            -- statement_timestamp(), not clock_timestamp(): a volatile bound cannot be an index
+            -- condition, so every claim that found less than a full batch walked the whole due
+            -- index (every step waiting on a delivery or a timer) and fetched each heap row.
             WITH due AS (
                 SELECT id FROM workflows_step
-                WHERE state IN ('pending', 'waiting') AND due_at <= clock_timestamp()
+                WHERE state IN ('pending', 'waiting') AND due_at <= statement_timestamp()
                 ORDER BY due_at
                 LIMIT %s
                 FOR UPDATE SKIP LOCKED
@@ -371,7 +374,7 @@ def steps_release_expired(max_attempts: int = 5) -> int:
                 outcome = CASE WHEN attempts >= %s THEN 'too_many_attempts' ELSE outcome END,
                 finished_at = CASE WHEN attempts >= %s THEN now() ELSE finished_at END,
                 due_at = LEAST(due_at, now()), claim_token = NULL, claimed_until = NULL
-            WHERE state = 'running' AND claimed_until < clock_timestamp()
+            WHERE state = 'running' AND claimed_until < statement_timestamp()
             RETURNING journey_id, execution_id, state
             """,
             [max_attempts, max_attempts, max_attempts],
