@@ -180,10 +180,49 @@ def steps_run_claimed(token: uuid.UUID, ids: list[int]) -> set[int]:
     done += later
     _write(done, token, now)
     rollup.journeys_end(ended, now)
-    rollup.journeys_refresh({w.journey_id for w in done}, now)
+    settled, unsettled = _journeys_settled(done, open_journeys, ended)
+    rollup.journeys_settle(settled, now)
+    rollup.journeys_refresh(unsettled, now)
     executions = {w.execution_id for w in done}
     rollup.executions_refresh(executions, now)
     return executions
+
+
+def _journeys_settled(
+    done: list[Work], open_journeys: set[int], ended: dict[int, tuple[str, str]]
+) -> tuple[dict[int, tuple[str, str]], set[int]]:
+    """New (state, current node) of the open journeys whose every open step is in this batch.
+
+    Where a version never forks, a journey has one open step at a time: the one this batch
+    claimed, or the successor it created. Its state follows from this batch alone, with no
+    read of its steps; journeys of forking versions are read back (``journeys_refresh``).
+    Stopped, failed or already closed journeys are left to ``journeys_end``.
+    """
+    latest: dict[int, Work] = {}
+    states: dict[int, set[str]] = defaultdict(set)
+    unsettled: set[int] = set()
+    for work in done:
+        journey_id = work.journey_id
+        if journey_id not in open_journeys or journey_id in ended:
+            continue
+        if not version_graph(work.version_id).single_path:
+            unsettled.add(journey_id)
+            continue
+        states[journey_id].add(work.state)
+        # Step ids only grow, so the newest step names the node the journey is at.
+        if journey_id not in latest or work.id > latest[journey_id].id:
+            latest[journey_id] = work
+    settled: dict[int, tuple[str, str]] = {}
+    for journey_id, work in latest.items():
+        seen = states[journey_id]
+        if Step.State.PENDING in seen or Step.State.RUNNING in seen:
+            state = "active"
+        elif Step.State.WAITING in seen:
+            state = "waiting"
+        else:
+            state = "completed"
+        settled[journey_id] = (state, work.node_id)
+    return settled, unsettled
 
 
 def _context(project_id: int, claimed: list[Work], now: datetime) -> BatchContext:

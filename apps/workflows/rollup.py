@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
@@ -103,6 +104,24 @@ def journeys_refresh(journey_ids: Iterable[int], now: datetime) -> None:
             WHERE j.id = agg.journey_id
             """,
             [now, ids],
+        )
+
+
+def journeys_settle(settled: dict[int, tuple[str, str]], now: datetime) -> None:
+    """Set open journeys to a state the runner already knows: (state, current node) each."""
+    if not settled:
+        return
+    rows = [{"id": journey_id, "state": state, "node": node} for journey_id, (state, node) in settled.items()]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            UPDATE workflows_journey j
+            SET state = t.state, current_node = t.node,
+                finished_at = CASE WHEN t.state = 'completed' THEN %(now)s ELSE NULL END
+            FROM json_to_recordset(%(rows)s::json) AS t(id bigint, state text, node text)
+            WHERE j.id = t.id AND j.state IN ('active', 'waiting')
+            """,
+            {"now": now, "rows": json.dumps(rows)},
         )
 
 
