@@ -108,7 +108,10 @@ def journeys_refresh(journey_ids: Iterable[int], now: datetime) -> None:
 
 
 def journeys_settle(settled: dict[int, tuple[str, str]], now: datetime) -> None:
-    """Set open journeys to a state the runner already knows: (state, current node) each."""
+    """Set journeys to a state the runner already knows: (state, current node) each.
+
+    Only for journeys the caller has locked (``journeys_lock_open``) and found open.
+    """
     if not settled:
         return
     rows = [{"id": journey_id, "state": state, "node": node} for journey_id, (state, node) in settled.items()]
@@ -119,7 +122,10 @@ def journeys_settle(settled: dict[int, tuple[str, str]], now: datetime) -> None:
             SET state = t.state, current_node = t.node,
                 finished_at = CASE WHEN t.state = 'completed' THEN %(now)s ELSE NULL END
             FROM json_to_recordset(%(rows)s::json) AS t(id bigint, state text, node text)
-            WHERE j.id = t.id AND j.state IN ('active', 'waiting')
+            -- No state filter: the caller holds these journeys locked and knows them open, and
+            -- while journeys pour in, stale statistics make the state index look empty, so a
+            -- plan built on it would scan every open journey per batch.
+            WHERE j.id = t.id
             """,
             {"now": now, "rows": json.dumps(rows)},
         )
