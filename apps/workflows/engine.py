@@ -37,6 +37,8 @@ from apps.workflows.context import BatchContext
 from apps.workflows.graph import Graph
 from apps.workflows.models import Step, WorkflowVersion
 from apps.workflows.nodes.base import NodeBatch, Outcome, OutcomeKind, StepRef, node_types
+from apps.workflows.sql import id_array
+from apps.workflows.step_writes import steps_write
 
 # A chain longer than this in one batch continues in the next batch (validation already
 # refuses loops without a wait; this bounds the work one transaction does).
@@ -88,9 +90,12 @@ def steps_claim(limit: int | None = None) -> tuple[uuid.UUID, list[int]]:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             """
+            -- statement_timestamp(), not clock_timestamp(): a volatile bound cannot be an index
+            -- condition, so every claim that found less than a full batch walked the whole due
+            -- index (every step waiting on a delivery or a timer) and fetched each heap row.
             WITH due AS (
                 SELECT id FROM workflows_step
-                WHERE state IN ('pending', 'waiting') AND due_at <= clock_timestamp()
+                WHERE state IN ('pending', 'waiting') AND due_at <= statement_timestamp()
                 ORDER BY due_at
                 LIMIT %s
                 FOR UPDATE SKIP LOCKED
@@ -121,28 +126,11 @@ def steps_run_batch(limit: int | None = None) -> int:
 def steps_run_claimed(token: uuid.UUID, ids: list[int]) -> set[int]:
     """Run claimed steps; answers the executions they belong to."""
     now = timezone.now()
-    rows = list(
-        Step.objects.select_for_update(of=("self",))
-        .filter(pk__in=ids, claim_token=token, state=Step.State.RUNNING)
-        .values_list(
-            "id",
-            "project_id",
-            "journey_id",
-            "execution_id",
-            "subscriber_id",
-            "execution__version_id",
-            "node_id",
-            "node_type",
-            "previous_id",
-            "waited",
-            "detail",
-        )
-        .order_by("id")
-    )
+    rows = _claimed_rows(token, ids)
     if not rows:
         return set()
     claimed = [
-        Work(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], resumed=r[9], new=False, detail=dict(r[10] or {}))
+        Work(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], resumed=r[9], new=False, detail=_detail(r[10]))
         for r in rows
     ]
     open_journeys = rollup.journeys_lock_open({w.journey_id for w in claimed})
@@ -182,12 +170,86 @@ def steps_run_claimed(token: uuid.UUID, ids: list[int]) -> set[int]:
                 work.state, work.due_at = Step.State.PENDING, now
                 later.append(work)
     done += later
-    _write(done, token, now)
+    steps_write(done, token, now)
     rollup.journeys_end(ended, now)
-    rollup.journeys_refresh({w.journey_id for w in done}, now)
+    settled, unsettled = _journeys_settled(done, open_journeys, ended)
+    rollup.journeys_settle(settled, now)
+    rollup.journeys_refresh(unsettled, now)
     executions = {w.execution_id for w in done}
     rollup.executions_refresh(executions, now)
     return executions
+
+
+def _claimed_rows(token: uuid.UUID, ids: list[int]) -> list[tuple[Any, ...]]:
+    if is_sqlite():
+        return list(
+            Step.objects.select_for_update(of=("self",))
+            .filter(pk__in=ids, claim_token=token, state=Step.State.RUNNING)
+            .values_list(
+                "id",
+                "project_id",
+                "journey_id",
+                "execution_id",
+                "subscriber_id",
+                "execution__version_id",
+                "node_id",
+                "node_type",
+                "previous_id",
+                "waited",
+                "detail",
+            )
+            .order_by("id")
+        )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT s.id, s.project_id, s.journey_id, s.execution_id, s.subscriber_id, e.version_id, s.node_id,
+                   s.node_type, s.previous_id, s.waited, s.detail
+            FROM workflows_step s JOIN workflows_execution e ON e.id = s.execution_id
+            WHERE s.id = ANY(%s::bigint[]) AND s.claim_token = %s AND s.state = 'running'
+            ORDER BY s.id
+            FOR UPDATE OF s
+            """,
+            [id_array(ids), token],
+        )
+        return cursor.fetchall()
+
+
+def _journeys_settled(
+    done: list[Work], open_journeys: set[int], ended: dict[int, tuple[str, str]]
+) -> tuple[dict[int, tuple[str, str]], set[int]]:
+    """New (state, current node) of the open journeys whose every open step is in this batch.
+
+    Where a version never forks, a journey has one open step at a time: the one this batch
+    claimed, or the successor it created. Its state follows from this batch alone, with no
+    read of its steps; journeys of forking versions are read back (``journeys_refresh``).
+    Stopped, failed or already closed journeys are left to ``journeys_end``.
+    """
+    latest: dict[int, Work] = {}
+    states: dict[int, set[str]] = defaultdict(set)
+    unsettled: set[int] = set()
+    for work in done:
+        journey_id = work.journey_id
+        if journey_id not in open_journeys or journey_id in ended:
+            continue
+        if not version_graph(work.version_id).single_path:
+            unsettled.add(journey_id)
+            continue
+        states[journey_id].add(work.state)
+        # Step ids only grow, so the newest step names the node the journey is at.
+        if journey_id not in latest or work.id > latest[journey_id].id:
+            latest[journey_id] = work
+    settled: dict[int, tuple[str, str]] = {}
+    for journey_id, work in latest.items():
+        seen = states[journey_id]
+        if Step.State.PENDING in seen or Step.State.RUNNING in seen:
+            state = "active"
+        elif Step.State.WAITING in seen:
+            state = "waiting"
+        else:
+            state = "completed"
+        settled[journey_id] = (state, work.node_id)
+    return settled, unsettled
 
 
 def _context(project_id: int, claimed: list[Work], now: datetime) -> BatchContext:
@@ -282,72 +344,11 @@ def _allocate_ids(works: list[Work]) -> None:
             work.id = step_id
 
 
-def _write(done: list[Work], token: uuid.UUID, now: datetime) -> None:
-    fresh = [w for w in done if w.new]
-    old = [w for w in done if not w.new]
-    if is_sqlite():
-        if fresh:
-            sqlite_sql.steps_insert(_columns(fresh, now), now)
-        rows = [(w.id, w.state, w.due_at or now, w.outcome, json.dumps(w.detail), w.waited, w.finished_at) for w in old]
-        sqlite_sql.steps_update(rows, token)
-        return
-    with connection.cursor() as cursor:
-        if fresh:
-            cursor.execute(
-                """
-                INSERT INTO workflows_step (
-                    id, project_id, journey_id, execution_id, subscriber_id, previous_id, node_id, node_type,
-                    state, due_at, outcome, detail, attempts, waited, created_at, finished_at)
-                SELECT id, project_id, journey_id, execution_id, subscriber_id, previous_id, node_id, node_type,
-                       state, due_at, outcome, detail::jsonb, 1, waited, %s, finished_at
-                FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[],
-                            %s::text[], %s::text[], %s::text[], %s::timestamptz[], %s::text[], %s::text[],
-                            %s::boolean[], %s::timestamptz[])
-                     AS t(id, project_id, journey_id, execution_id, subscriber_id, previous_id, node_id, node_type,
-                          state, due_at, outcome, detail, waited, finished_at)
-                """,
-                [now, *_columns(fresh, now)],
-            )
-        if old:
-            cursor.execute(
-                """
-                UPDATE workflows_step s
-                SET state = t.state, due_at = t.due_at, outcome = t.outcome, detail = t.detail::jsonb,
-                    waited = t.waited, finished_at = t.finished_at, claim_token = NULL, claimed_until = NULL
-                FROM unnest(%s::bigint[], %s::text[], %s::timestamptz[], %s::text[], %s::text[], %s::boolean[],
-                            %s::timestamptz[]) AS t(id, state, due_at, outcome, detail, waited, finished_at)
-                WHERE s.id = t.id AND s.claim_token = %s
-                """,
-                [
-                    [w.id for w in old],
-                    [w.state for w in old],
-                    [w.due_at or now for w in old],
-                    [w.outcome for w in old],
-                    [json.dumps(w.detail) for w in old],
-                    [w.waited for w in old],
-                    [w.finished_at for w in old],
-                    token,
-                ],
-            )
-
-
-def _columns(works: list[Work], now: datetime) -> list[list[Any]]:
-    return [
-        [w.id for w in works],
-        [w.project_id for w in works],
-        [w.journey_id for w in works],
-        [w.execution_id for w in works],
-        [w.subscriber_id for w in works],
-        [w.previous_id for w in works],
-        [w.node_id for w in works],
-        [w.node_type for w in works],
-        [w.state if w.state != Step.State.RUNNING else Step.State.PENDING for w in works],
-        [w.due_at or now for w in works],
-        [w.outcome for w in works],
-        [json.dumps(w.detail) for w in works],
-        [w.waited for w in works],
-        [w.finished_at for w in works],
-    ]
+def _detail(value: Any) -> dict[str, Any]:
+    # jsonb arrives as text through a raw cursor (Django decodes JSON in the field, not the driver).
+    if isinstance(value, str):
+        return dict(json.loads(value))
+    return dict(value or {})
 
 
 def steps_release_expired(max_attempts: int = 5) -> int:
@@ -365,7 +366,7 @@ def steps_release_expired(max_attempts: int = 5) -> int:
                 outcome = CASE WHEN attempts >= %s THEN 'too_many_attempts' ELSE outcome END,
                 finished_at = CASE WHEN attempts >= %s THEN now() ELSE finished_at END,
                 due_at = LEAST(due_at, now()), claim_token = NULL, claimed_until = NULL
-            WHERE state = 'running' AND claimed_until < clock_timestamp()
+            WHERE state = 'running' AND claimed_until < statement_timestamp()
             RETURNING journey_id, execution_id, state
             """,
             [max_attempts, max_attempts, max_attempts],

@@ -112,6 +112,11 @@ class Graph:
     def targets(self, node_id: str, handle: str) -> list[str]:
         return self.next.get((node_id, handle), [])
 
+    @property
+    def single_path(self) -> bool:
+        """No handle leads to two nodes: a journey then has one open step at a time."""
+        return all(len(targets) <= 1 for targets in self.next.values())
+
 
 def graph_issues(graph: Any, *, project: Project) -> list[GraphIssue]:
     issues = shape_issues(graph)

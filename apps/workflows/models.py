@@ -100,7 +100,10 @@ class Journey(ProjectScopedModel):
     # Indexed through (execution, state) below; a second single-column index only slows inserts.
     execution = models.ForeignKey(Execution, on_delete=models.CASCADE, related_name="journeys", db_index=False)
     workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="journeys")
-    subscriber = models.ForeignKey("subscribers.Subscriber", on_delete=models.CASCADE, related_name="journeys")
+    # Indexed through journey_by_subscriber below; the field's own index would be a duplicate.
+    subscriber = models.ForeignKey(
+        "subscribers.Subscriber", on_delete=models.CASCADE, related_name="journeys", db_index=False
+    )
     state = models.CharField(max_length=16, choices=State.choices, default=State.ACTIVE)
     current_node = models.CharField(max_length=64, blank=True, default="")
     # Copied from the workflow at entry: exclusive journeys take part in the one-open-journey rule.
@@ -141,10 +144,22 @@ class Step(ProjectScopedModel):
 
     # Steps are the hottest insert path: every index costs on each of them, so the journey and
     # execution foreign keys are indexed only through the composite indexes below.
+    # Project, execution and subscriber are copied from the journey, whose own constraints
+    # hold them; a constraint here would check (and key-share lock) the one project and
+    # execution row on every step insert, from every runner at once. Deletion still
+    # cascades through the ORM.
+    project = models.ForeignKey(
+        "projects.Project", on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
+    )
     journey = models.ForeignKey(Journey, on_delete=models.CASCADE, related_name="steps", db_index=False)
     # Denormalised so counts per node and batch loading need no join.
-    execution = models.ForeignKey(Execution, on_delete=models.CASCADE, related_name="steps", db_index=False)
-    subscriber = models.ForeignKey("subscribers.Subscriber", on_delete=models.CASCADE, related_name="+")
+    execution = models.ForeignKey(
+        Execution, on_delete=models.CASCADE, related_name="steps", db_index=False, db_constraint=False
+    )
+    # Indexed for the merge hook, which moves a merged subscriber's steps.
+    subscriber = models.ForeignKey(
+        "subscribers.Subscriber", on_delete=models.CASCADE, related_name="+", db_constraint=False
+    )
     # The path taken, for display; steps only ever go away with their journey.
     previous = models.ForeignKey(
         "self",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
@@ -11,6 +12,7 @@ from django.db import connection
 from apps.core.dbcompat import is_sqlite
 from apps.workflows import sqlite_sql
 from apps.workflows.models import Journey, Step
+from apps.workflows.sql import id_array
 
 ORIGIN_KIND = "journey_step"
 
@@ -20,7 +22,15 @@ def journeys_lock_open(journey_ids: Iterable[int]) -> set[int]:
     ids = sorted(set(journey_ids))
     if not ids:
         return set()
-    rows = Journey.objects.select_for_update().filter(pk__in=ids).order_by("pk").values_list("pk", "state")
+    if is_sqlite():
+        rows = Journey.objects.select_for_update().filter(pk__in=ids).order_by("pk").values_list("pk", "state")
+        return {pk for pk, state in rows if state in Journey.OPEN_STATES}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, state FROM workflows_journey WHERE id = ANY(%s::bigint[]) ORDER BY id FOR UPDATE",
+            [id_array(ids)],
+        )
+        rows = cursor.fetchall()
     return {pk for pk, state in rows if state in Journey.OPEN_STATES}
 
 
@@ -108,6 +118,35 @@ def journeys_refresh(journey_ids: Iterable[int], now: datetime) -> None:
             WHERE j.id = agg.journey_id
             """,
             [now, ids],
+        )
+
+
+def journeys_settle(settled: dict[int, tuple[str, str]], now: datetime) -> None:
+    """Set journeys to a state the runner already knows: (state, current node) each.
+
+    Only for journeys the caller has locked (``journeys_lock_open``) and found open.
+    """
+    if not settled:
+        return
+    if is_sqlite():
+        for journey_id, (state, node) in settled.items():
+            finished = now if state == "completed" else None
+            Journey.objects.filter(pk=journey_id).update(state=state, current_node=node, finished_at=finished)
+        return
+    rows = [{"id": journey_id, "state": state, "node": node} for journey_id, (state, node) in settled.items()]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            UPDATE workflows_journey j
+            SET state = t.state, current_node = t.node,
+                finished_at = CASE WHEN t.state = 'completed' THEN %(now)s ELSE NULL END
+            FROM json_to_recordset(%(rows)s::json) AS t(id bigint, state text, node text)
+            -- No state filter: the caller holds these journeys locked and knows them open, and
+            -- while journeys pour in, stale statistics make the state index look empty, so a
+            -- plan built on it would scan every open journey per batch.
+            WHERE j.id = t.id
+            """,
+            {"now": now, "rows": json.dumps(rows)},
         )
 
 

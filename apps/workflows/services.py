@@ -15,6 +15,7 @@ from apps.projects.models import Project
 from apps.workflows import rollup, sqlite_sql
 from apps.workflows.graph import EMPTY_GRAPH, Graph, graph_issues, shape_issues
 from apps.workflows.models import Execution, Journey, Step, Workflow, WorkflowVersion
+from apps.workflows.sql import id_array
 
 AUDIENCE_KINDS = ("external_ids", "segment", "tag", "everyone")
 MAX_EXTERNAL_IDS = 10_000
@@ -270,11 +271,28 @@ def steps_wake_for_deliveries(outcomes: Sequence[Any]) -> None:
     step_ids = sorted({int(o.origin_id) for o in outcomes if str(o.origin_id).isdigit()})
     if not step_ids:
         return
-    woken = Step.objects.filter(pk__in=step_ids, state=Step.State.WAITING).update(due_at=timezone.now())
+    projects = sorted({o.project_id for o in outcomes})
+    if is_sqlite():
+        woken = Step.objects.filter(pk__in=step_ids, project_id__in=projects, state=Step.State.WAITING).update(
+            due_at=timezone.now()
+        )
+    else:
+        woken = _steps_wake(step_ids, projects)
     if woken:
         from apps.workflows.tasks import wake_runners
 
         transaction.on_commit(wake_runners)
+
+
+def _steps_wake(step_ids: list[int], projects: list[int]) -> int:
+    # One statement per outcome batch, however many deliveries it reports.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE workflows_step SET due_at = %s"
+            " WHERE id = ANY(%s::bigint[]) AND project_id = ANY(%s::bigint[]) AND state = 'waiting'",
+            [timezone.now(), id_array(step_ids), id_array(projects)],
+        )
+        return cursor.rowcount
 
 
 def journeys_move_subscriber(project_id: int, from_id: int, to_id: int) -> None:

@@ -252,3 +252,37 @@ def test_execution_points_at_one_version_while_the_draft_changes(project):
         "pause",
         "end",
     ]
+
+
+def _journey_rows(execution):
+    return sorted(Journey.objects.filter(execution=execution).values_list("pk", "state", "current_node", "finished_at"))
+
+
+def test_single_path_journeys_roll_up_as_reading_their_steps_back_would(project):
+    # Journeys of a version that never forks take their state from the batch alone; reading
+    # every step back (what forking versions get) must find nothing to change at any stage.
+    from apps.workflows.rollup import journeys_refresh
+
+    subscribers(project, 3)
+    graph = chain(
+        node("start", "start"),
+        node("mark", "add_tag", tags=["seen"]),
+        node("pause", "wait", mode="duration", hours=1),
+        node("end", "end"),
+    )
+    execution = start_and_expand(project, publish(project, "single", graph))
+    run_until_idle()
+    waiting = _journey_rows(execution)
+    assert {(state, node_id, finished) for _, state, node_id, finished in waiting} == {("waiting", "pause", None)}
+    journeys_refresh([row[0] for row in waiting], timezone.now())
+    assert _journey_rows(execution) == waiting
+
+    make_due(execution=execution)
+    run_until_idle()
+    done = _journey_rows(execution)
+    assert {(state, node_id) for _, state, node_id, _ in done} == {("completed", "end")}
+    assert all(finished is not None for *_, finished in done)
+    journeys_refresh([row[0] for row in done], timezone.now())
+    assert _journey_rows(execution) == done
+    execution.refresh_from_db()
+    assert execution.state == Execution.State.COMPLETED
