@@ -153,9 +153,20 @@ class Segment(ProjectScopedModel):
         return self.name
 
 
+# Membership is high-volume too (an import into a project with segments writes a row
+# per member and segment) and is written the same way, so it skips the FK triggers as
+# well, and the project and segment indexes: lookups go by (segment, subscriber) or by
+# subscriber.
 class SegmentMembership(ProjectScopedModel):
-    segment = models.ForeignKey(Segment, on_delete=models.CASCADE, related_name="memberships")
-    subscriber = models.ForeignKey(Subscriber, on_delete=models.CASCADE, related_name="segment_memberships")
+    project = models.ForeignKey(
+        "projects.Project", on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
+    segment = models.ForeignKey(
+        Segment, on_delete=models.CASCADE, related_name="memberships", db_constraint=False, db_index=False
+    )
+    subscriber = models.ForeignKey(
+        Subscriber, on_delete=models.CASCADE, related_name="segment_memberships", db_constraint=False
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

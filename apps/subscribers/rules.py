@@ -147,6 +147,25 @@ def compile_rules(rules: dict[str, Any]) -> tuple[str, list[Any]]:
     return "(" + joiner.join(parts) + ")", params
 
 
+def rules_match(rules: dict[str, Any], tags: set[str]) -> bool:
+    """Whether a subscriber with exactly these tags matches: ``compile_rules`` in Python.
+
+    For an import chunk the tags of every new subscriber are known already, so their
+    membership needs no query (and no plan that stale statistics could spoil).
+    """
+    results = []
+    for group in rules["groups"]:
+        if "op" in group:
+            results.append(rules_match(group, tags))
+        elif "all" in group:
+            results.append(all(name in tags for name in group["all"]))
+        elif "any" in group:
+            results.append(any(name in tags for name in group["any"]))
+        else:
+            results.append(not any(name in tags for name in group["none"]))
+    return all(results) if rules["op"] == "and" else any(results)
+
+
 def _any() -> str:
     # SQLite (``make run``) has no arrays: the names travel as one JSON list.
     return IN_JSON if is_sqlite() else "= ANY(%s)"

@@ -14,9 +14,9 @@ from django.utils import timezone
 from psycopg.errors import UniqueViolation
 
 from apps.subscribers.importer import TAG_JOIN, ParsedRow
-from apps.subscribers.models import ImportJob, Segment
+from apps.subscribers.models import ImportJob
 from apps.subscribers.services.import_sql import INSERT_NEW, LINKS, UPDATE_EXISTING, UPSERT_NEW
-from apps.subscribers.services.segments import segments_refresh_for
+from apps.subscribers.services.segments import segments_refresh_import_chunk
 
 _SUBSCRIBER_COLUMNS = "id, project_id, external_id, email, phone, timezone, locale, attributes, created_at, updated_at"
 _EVENT_COLUMNS = "project_id, subscriber_id, tag_name, action, source, source_ref, created_at"
@@ -57,7 +57,7 @@ def chunk_write(job: ImportJob, rows: list[ParsedRow], tag_ids: dict[str, int], 
         except (IntegrityError, UniqueViolation):
             pass
         else:
-            _refresh_segments(pid, ids)
+            _refresh_segments(pid, ids, rows, [])
             return True
     with connection.cursor() as cursor:
         cursor.execute(
@@ -74,16 +74,22 @@ def chunk_write(job: ImportJob, rows: list[ParsedRow], tag_ids: dict[str, int], 
         except (IntegrityError, UniqueViolation):
             # Someone created one of them meanwhile. (COPY errors come straight from
             # psycopg, without Django's IntegrityError wrapper.)
-            careful = rows
-    if careful:
-        ids += _write_careful(job, careful)
-    _refresh_segments(pid, ids)
+            fresh, careful = [], rows
+    others = _write_careful(job, careful) if careful else []
+    _refresh_segments(pid, ids, fresh, others)
     return not careful
 
 
-def _refresh_segments(project_id: int, ids: list[int]) -> None:
-    if ids and Segment.objects.for_project(project_id).exists():
-        segments_refresh_for(project_id=project_id, subscriber_ids=ids)
+def _refresh_segments(project_id: int, new_ids: list[int], new_rows: list[ParsedRow], others: list[int]) -> None:
+    """Segment membership of the chunk's people, in the chunk's transaction: it is current
+    as soon as each chunk commits, so also when the job reports done."""
+    if new_ids or others:
+        segments_refresh_import_chunk(
+            project_id=project_id,
+            new={sid: r.tags for sid, r in zip(new_ids, new_rows, strict=True)},
+            others=others,
+            now=timezone.now().isoformat(),
+        )
 
 
 def _write_fresh(job: ImportJob, rows: list[ParsedRow], tag_ids: dict[str, int]) -> list[int]:

@@ -12,7 +12,7 @@ recompute never interleaves with an incremental refresh that read the old rules.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
@@ -22,7 +22,7 @@ from apps.core.dbcompat import IN_JSON, ids_json, is_sqlite, ts
 from apps.core.errors import ApplicationError, Conflict
 from apps.projects.models import Project
 from apps.subscribers.models import Segment
-from apps.subscribers.rules import compile_rules, rule_tag_names, validate_rules
+from apps.subscribers.rules import compile_rules, rule_tag_names, rules_match, validate_rules
 
 _LIVE = "s.merged_into_id IS NULL AND s.erased_at IS NULL"
 
@@ -127,6 +127,69 @@ def segments_refresh_for(
                 " ON CONFLICT (segment_id, subscriber_id) DO NOTHING",
                 [project_id, segment_id, ids, project_id, *params],
             )
+
+
+def segments_refresh_import_chunk(
+    *, project_id: int, new: Mapping[int, Sequence[str]], others: Sequence[int], now: str
+) -> None:
+    """Membership of one import chunk's subscribers, in the chunk's own transaction (Postgres).
+
+    Membership is therefore current for every committed chunk, not only when the job
+    reports done. ``new`` maps the subscribers this chunk created to their tags: nobody
+    else can see them yet, so they have no other tags and no membership, and whether
+    they match is decided in Python and written with one COPY. ``others`` (people who
+    existed, or that a racing identify created) have their live state and tags read by
+    id, one table at a time, and their membership is replaced by id.
+
+    Per-segment SQL over the whole tables (``segments_refresh_for``) is no good here: right
+    after a bulk COPY the planner's statistics still describe a nearly empty table, and it
+    picked anti-joins that scanned every subscriber and tag link for every chunk and
+    segment, which made an import with segments grow quadratically with its size.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, rules FROM subscribers_segment WHERE project_id = %s FOR SHARE", [project_id])
+        segments = [(pk, rules if isinstance(rules, dict) else json.loads(rules)) for pk, rules in cursor.fetchall()]
+        if not segments:
+            return
+        if new:
+            lines = [
+                f"{project_id}\t{segment_id}\t{sid}\t{now}\n"
+                for segment_id, rules in segments
+                for sid, tags in new.items()
+                if rules_match(rules, set(tags))
+            ]
+            if lines:
+                with cursor.copy(
+                    "COPY subscribers_segmentmembership (project_id, segment_id, subscriber_id, created_at) FROM STDIN"
+                ) as copy:
+                    copy.write("".join(lines))
+        if others:
+            _refresh_existing(cursor, project_id, segments, sorted(set(others)))
+
+
+def _refresh_existing(cursor: Any, project_id: int, segments: list[tuple[int, dict[str, Any]]], ids: list[int]) -> None:
+    cursor.execute(f"SELECT s.id FROM subscribers_subscriber s WHERE s.id = ANY(%s) AND {_LIVE}", [ids])
+    tags: dict[int, set[str]] = {sid: set() for (sid,) in cursor.fetchall()}
+    cursor.execute(
+        "SELECT st.subscriber_id, t.name FROM subscribers_subscribertag st, subscribers_tag t"
+        " WHERE st.subscriber_id = ANY(%s) AND t.id = st.tag_id AND t.project_id = %s",
+        [ids, project_id],
+    )
+    for sid, name in cursor.fetchall():
+        if sid in tags:
+            tags[sid].add(name)
+    for segment_id, rules in segments:
+        members = [sid for sid, names in tags.items() if rules_match(rules, names)]
+        cursor.execute(
+            "DELETE FROM subscribers_segmentmembership WHERE segment_id = %s AND subscriber_id = ANY(%s)"
+            " AND NOT subscriber_id = ANY(%s)",
+            [segment_id, ids, members],
+        )
+        cursor.execute(
+            "INSERT INTO subscribers_segmentmembership (project_id, segment_id, subscriber_id, created_at)"
+            " SELECT %s, %s, m, now() FROM unnest(%s::bigint[]) m ON CONFLICT (segment_id, subscriber_id) DO NOTHING",
+            [project_id, segment_id, members],
+        )
 
 
 # SQLite (``make run``): DELETE needs ``AS`` for its alias, no now(), no arrays (the ids

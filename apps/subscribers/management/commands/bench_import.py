@@ -6,8 +6,14 @@ queue "default") and waits for a real Celery worker to finish it. By default the
 starts its own worker subprocess (``celery -A config worker -Q default``) with this
 process's environment, so DATABASE_URL and REDIS_URL are shared; ``--no-worker`` uses one
 that is already running.
+
+``--segments N`` first creates N segments over the generated tags (has-any, has-all and
+has-none combinations), so every chunk also refreshes their membership, and afterwards
+checks that the materialised membership equals a from-scratch evaluation of each rule.
 """
 
+# The check's SQL is assembled from compile_rules' fixed fragments; tag names are parameters.
+# ruff: noqa: S608
 from __future__ import annotations
 
 import os
@@ -21,10 +27,21 @@ from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
 
 from apps.projects.models import Organization, Project
-from apps.subscribers.models import ImportJob, Subscriber, SubscriberTag
-from apps.subscribers.services import import_create
+from apps.subscribers.models import ImportJob, Segment, Subscriber, SubscriberTag
+from apps.subscribers.rules import compile_rules
+from apps.subscribers.services import import_create, segment_create
+
+# Rules over the generated tags (plan-0..4, cohort-0..11), one shape of each kind, so
+# members are a real fraction of the people and no two segments match the same set.
+SEGMENT_RULES: list[dict[str, Any]] = [
+    {"op": "and", "groups": [{"any": ["plan-0", "plan-1"]}]},
+    {"op": "and", "groups": [{"all": ["plan-2", "cohort-2"]}]},
+    {"op": "and", "groups": [{"none": ["plan-3"]}, {"any": ["cohort-1", "cohort-3", "cohort-5"]}]},
+    {"op": "or", "groups": [{"all": ["plan-4"]}, {"op": "and", "groups": [{"none": ["cohort-0", "cohort-6"]}]}]},
+]
 
 
 class Command(BaseCommand):
@@ -34,8 +51,9 @@ class Command(BaseCommand):
         parser.add_argument("--rows", type=int, default=1_000_000)
         parser.add_argument("--no-worker", action="store_true", help="Use an already running worker on 'default'.")
         parser.add_argument("--timeout", type=float, default=900)
+        parser.add_argument("--segments", type=int, default=0, help="Create N segments over the tags first.")
 
-    def handle(self, *args: Any, rows: int, no_worker: bool, timeout: float, **options: Any) -> None:
+    def handle(self, *args: Any, rows: int, no_worker: bool, timeout: float, segments: int, **options: Any) -> None:
         if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
             raise CommandError("bench_import needs PostgreSQL: set DATABASE_URL.")
         with tempfile.TemporaryDirectory() as tmp:
@@ -47,7 +65,7 @@ class Command(BaseCommand):
             )
             worker = None if no_worker else self._start_worker(Path(tmp) / "worker.log")
             try:
-                self._run(path, rows, timeout)
+                self._run(path, rows, timeout, segments)
             finally:
                 if worker is not None:
                     worker.send_signal(signal.SIGTERM)
@@ -81,10 +99,14 @@ class Command(BaseCommand):
             time.sleep(0.2)
         return process
 
-    def _run(self, path: Path, rows: int, timeout: float) -> None:
+    def _run(self, path: Path, rows: int, timeout: float, segment_count: int) -> None:
         org, _ = Organization.objects.get_or_create(slug="bench", defaults={"name": "Bench"})
         stamp = time.strftime("%Y%m%d%H%M%S")
         project = Project.objects.create(organization=org, name=f"Import bench {stamp}", slug=f"import-bench-{stamp}")
+        segments = [
+            segment_create(project=project, name=f"bench {n}", rules=SEGMENT_RULES[n % len(SEGMENT_RULES)])
+            for n in range(segment_count)
+        ]
         load_before = os.getloadavg()[0]
         started = time.monotonic()
         with path.open("rb") as fh:
@@ -116,6 +138,33 @@ class Command(BaseCommand):
         if job.started_at and job.finished_at:
             work = (job.finished_at - job.started_at).total_seconds()
             self.stdout.write(f"worker time {work:.1f}s ({job.rows_imported / work:,.0f} rows/s)")
+        if segments:
+            self._check_segments(project, segments)
         # The machine may be shared: the figures mean little without its load.
         cores = os.cpu_count() or 1
         self.stdout.write(f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after ({cores} cores)")
+
+    def _check_segments(self, project: Project, segments: list[Segment]) -> None:
+        """Materialised membership must equal each rule evaluated from scratch."""
+        for segment in segments:
+            predicate, params = compile_rules(segment.rules)
+            fresh = (
+                "SELECT s.id FROM subscribers_subscriber s WHERE s.project_id = %s"
+                f" AND s.merged_into_id IS NULL AND s.erased_at IS NULL AND {predicate}"
+            )
+            stored = "SELECT subscriber_id FROM subscribers_segmentmembership WHERE segment_id = %s"
+            with connection.cursor() as cursor:
+                cursor.execute(f"SELECT count(*) FROM ({fresh}) f", [project.pk, *params])
+                expected = cursor.fetchone()[0]
+                cursor.execute(f"SELECT count(*) FROM ({fresh} EXCEPT {stored}) d", [project.pk, *params, segment.pk])
+                missing = cursor.fetchone()[0]
+                cursor.execute(f"SELECT count(*) FROM ({stored} EXCEPT {fresh}) d", [segment.pk, project.pk, *params])
+                extra = cursor.fetchone()[0]
+                cursor.execute(f"SELECT count(*) FROM ({stored}) m", [segment.pk])
+                held = cursor.fetchone()[0]
+            if missing or extra or held != expected or not expected:
+                raise CommandError(
+                    f"Segment {segment.name!r}: {expected:,} should be members, {held:,} are;"
+                    f" {missing:,} missing, {extra:,} extra."
+                )
+            self.stdout.write(f"segment {segment.name!r}: {expected:,} members, equal to a fresh evaluation")
