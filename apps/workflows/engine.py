@@ -46,7 +46,7 @@ MAX_CHAIN = 32
 
 
 def batch_size() -> int:
-    return int(getattr(settings, "WORKFLOWS_BATCH_SIZE", 1000))
+    return int(getattr(settings, "WORKFLOWS_BATCH_SIZE", 2000))
 
 
 def claim_seconds() -> int:
