@@ -140,12 +140,7 @@ def validate_row(line: int, data: dict[str, Any], tags: Any, attributes: Any) ->
         problem = tag_problem(name)
         if problem:
             errors.append(problem)
-    attrs_json = None
-    if attributes:
-        if not isinstance(attributes, dict):
-            errors.append("attributes must be an object.")
-        else:
-            attrs_json = json.dumps(attributes, ensure_ascii=False, separators=(",", ":"))
+    attrs_json = _attributes_json(attributes, errors)
     if errors:
         return " ".join(errors)
     return ParsedRow(line, external_id, email, phone, tz, locale, attrs_json, list(dict.fromkeys(tags)))
@@ -247,15 +242,20 @@ class _CsvRowCheck:
                 self.tag_cells[cell] = known
             tags, problems = known
             errors += problems
-        attrs_json = None
-        if attributes:
-            if not isinstance(attributes, dict):
-                errors.append("attributes must be an object.")
-            else:
-                attrs_json = json.dumps(attributes, ensure_ascii=False, separators=(",", ":"))
+        attrs_json = _attributes_json(attributes, errors)
         if errors:
             return " ".join(errors)
         return ParsedRow(line, external_id, email, phone, tz, locale, attrs_json, tags)
+
+
+def _attributes_json(attributes: Any, errors: list[str]) -> str | None:
+    """Compact JSON of a row's attributes; a non-object is reported in ``errors``."""
+    if not attributes:
+        return None
+    if not isinstance(attributes, dict):
+        errors.append("attributes must be an object.")
+        return None
+    return json.dumps(attributes, ensure_ascii=False, separators=(",", ":"))
 
 
 def _cell(row: list[str], at: int | None) -> str | None:

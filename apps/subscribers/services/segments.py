@@ -104,28 +104,31 @@ def segments_refresh_for(
     ids = sorted(set(subscriber_ids))
     if not ids:
         return
+    # The one statement shape on both databases; only the id list, the lock and the
+    # timestamp are spelled per vendor.
     if is_sqlite():
-        _refresh_sqlite(project_id, ids, changed_tags)
-        return
+        lock, in_ids, ids_param, now = "", IN_JSON, ids_json(ids), ts(timezone.now())
+    else:
+        lock, in_ids, ids_param, now = " FOR SHARE", "= ANY(%s)", ids, timezone.now()
     with connection.cursor() as cursor:
-        cursor.execute("SELECT id, rules FROM subscribers_segment WHERE project_id = %s FOR SHARE", [project_id])
+        cursor.execute(f"SELECT id, rules FROM subscribers_segment WHERE project_id = %s{lock}", [project_id])
         segments = [(pk, rules if isinstance(rules, dict) else json.loads(rules)) for pk, rules in cursor.fetchall()]
         for segment_id, rules in segments:
             if changed_tags is not None and not (rule_tag_names(rules) & changed_tags):
                 continue
             predicate, params = compile_rules(rules)
             cursor.execute(
-                "DELETE FROM subscribers_segmentmembership m WHERE m.segment_id = %s AND m.subscriber_id = ANY(%s)"
+                f"DELETE FROM subscribers_segmentmembership AS m WHERE m.segment_id = %s AND m.subscriber_id {in_ids}"
                 " AND NOT EXISTS (SELECT 1 FROM subscribers_subscriber s WHERE s.id = m.subscriber_id"
                 f" AND {_LIVE} AND {predicate})",
-                [segment_id, ids, *params],
+                [segment_id, ids_param, *params],
             )
             cursor.execute(
                 "INSERT INTO subscribers_segmentmembership (project_id, segment_id, subscriber_id, created_at)"
-                " SELECT %s, %s, s.id, now() FROM subscribers_subscriber s"
-                f" WHERE s.id = ANY(%s) AND s.project_id = %s AND {_LIVE} AND {predicate}"
+                " SELECT %s, %s, s.id, %s FROM subscribers_subscriber s"
+                f" WHERE s.id {in_ids} AND s.project_id = %s AND {_LIVE} AND {predicate}"
                 " ON CONFLICT (segment_id, subscriber_id) DO NOTHING",
-                [project_id, segment_id, ids, project_id, *params],
+                [project_id, segment_id, now, ids_param, project_id, *params],
             )
 
 
@@ -213,30 +216,6 @@ def _recompute_sqlite(segment: Segment, predicate: str, params: list[Any]) -> in
         )
         cursor.execute("SELECT count(*) FROM subscribers_segmentmembership WHERE segment_id = %s", [segment.pk])
         return int(cursor.fetchone()[0])
-
-
-def _refresh_sqlite(project_id: int, ids: list[int], changed_tags: set[str] | None) -> None:
-    now, ids_param = ts(timezone.now()), ids_json(ids)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT id, rules FROM subscribers_segment WHERE project_id = %s", [project_id])
-        segments = [(pk, rules if isinstance(rules, dict) else json.loads(rules)) for pk, rules in cursor.fetchall()]
-        for segment_id, rules in segments:
-            if changed_tags is not None and not (rule_tag_names(rules) & changed_tags):
-                continue
-            predicate, params = compile_rules(rules)
-            cursor.execute(
-                f"DELETE FROM subscribers_segmentmembership AS m WHERE m.segment_id = %s AND m.subscriber_id {IN_JSON}"
-                " AND NOT EXISTS (SELECT 1 FROM subscribers_subscriber s WHERE s.id = m.subscriber_id"
-                f" AND {_LIVE} AND {predicate})",
-                [segment_id, ids_param, *params],
-            )
-            cursor.execute(
-                "INSERT INTO subscribers_segmentmembership (project_id, segment_id, subscriber_id, created_at)"
-                " SELECT %s, %s, s.id, %s FROM subscribers_subscriber s"
-                f" WHERE s.id {IN_JSON} AND s.project_id = %s AND {_LIVE} AND {predicate}"
-                " ON CONFLICT (segment_id, subscriber_id) DO NOTHING",
-                [project_id, segment_id, now, ids_param, project_id, *params],
-            )
 
 
 def segment_count_preview(*, project: Project, rules: dict[str, Any]) -> int:
