@@ -74,20 +74,27 @@ def tags_change_bulk(
         return 0
     if is_sqlite():
         changed = _change_sqlite(project.pk, ids, changes, source, source_ref)
-        if changed:
-            segments_refresh_for(
-                project_id=project.pk,
-                subscriber_ids={sid for sid, _n in changed},
-                changed_tags={name for _s, name in changed},
-            )
-        return len(changed)
+    else:
+        changed = _change_postgres(project.pk, ids, changes, source, source_ref)
+    if changed:
+        segments_refresh_for(
+            project_id=project.pk,
+            subscriber_ids={sid for sid, _n in changed},
+            changed_tags={name for _s, name in changed},
+        )
+    return len(changed)
+
+
+def _change_postgres(
+    project_id: int, ids: list[int], changes: list[tuple[int, list[str], list[str]]], source: str, source_ref: str
+) -> list[tuple[int, str]]:
     with connection.cursor() as cursor:
         # Locking in id order serialises concurrent changes to one subscriber (so the
         # segment refresh sees the final tag set) without deadlocking batches.
         cursor.execute(
             "SELECT id FROM subscribers_subscriber WHERE project_id = %s AND id = ANY(%s)"
             " AND merged_into_id IS NULL AND erased_at IS NULL ORDER BY id FOR UPDATE",
-            [project.pk, ids],
+            [project_id, ids],
         )
         found = {row[0] for row in cursor.fetchall()}
         missing = [sid for sid in ids if sid not in found]
@@ -108,20 +115,14 @@ def tags_change_bulk(
                 "INSERT INTO subscribers_tag (project_id, name, created_at)"
                 " SELECT %s, n, now() FROM (SELECT DISTINCT unnest(%s::text[]) AS n ORDER BY n) names"
                 " ON CONFLICT (project_id, name) DO NOTHING",
-                [project.pk, add_names],
+                [project_id, add_names],
             )
-            cursor.execute(_ADD, [add_sids, add_names, project.pk, project.pk, project.pk, source, source_ref])
+            cursor.execute(_ADD, [add_sids, add_names, project_id, project_id, project_id, source, source_ref])
             changed += cursor.fetchall()
         if rm_names:
-            cursor.execute(_REMOVE, [rm_sids, rm_names, project.pk, project.pk, source, source_ref])
+            cursor.execute(_REMOVE, [rm_sids, rm_names, project_id, project_id, source, source_ref])
             changed += cursor.fetchall()
-    if changed:
-        segments_refresh_for(
-            project_id=project.pk,
-            subscriber_ids={sid for sid, _n in changed},
-            changed_tags={name for _s, name in changed},
-        )
-    return len(changed)
+    return changed
 
 
 # SQLite (``make run``): no arrays and no data-modifying CTEs, so the pairs travel as one
