@@ -219,12 +219,17 @@ class Delivery(ProjectScopedModel):
             # The claim for high/normal lanes: due order. Partial, so it holds waiting rows only.
             models.Index(
                 fields=["lane", "due_at", "id"],
-                condition=Q(state__in=["queued", "retrying"]),
+                condition=Q(state__in=["queued", "retrying"], lane__in=["high", "normal"]),
                 name="delivery_claimable",
             ),
             # The bulk lane claims with a keyset cursor on id (campaign fan-outs are id-ordered).
+            # Each waiting row sits in exactly one of the two claim indexes: a bulk row in the
+            # due-order one would let a planner walk every already-claimed entry of a campaign
+            # (dead until vacuum) on each keyset claim, which made claims grow with the campaign.
             models.Index(
-                fields=["lane", "id"], condition=Q(state__in=["queued", "retrying"]), name="delivery_claimable_by_id"
+                fields=["id"],
+                condition=Q(state__in=["queued", "retrying"], lane="bulk"),
+                name="delivery_bulk_claimable",
             ),
             models.Index(fields=["claimed_until"], condition=Q(state="claimed"), name="delivery_claim_expiry"),
             models.Index(fields=["due_at"], condition=Q(state="scheduled"), name="delivery_scheduled_due"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -33,7 +34,10 @@ WHERE d.id = c.id
 
 # High and normal: oldest due first. Bulk: a keyset walk on id (flat cost as sent rows pile up).
 CLAIM_BY_DUE = _CLAIM.format(keyset="", order="due_at, id", returning=_RETURNING)
-CLAIM_BY_ID = _CLAIM.format(keyset="AND id > %(cursor)s", order="id", returning=_RETURNING)
+# The lane is spelled out, not bound: only then can a plan use the bulk lane's own partial index.
+CLAIM_BY_ID = _CLAIM.replace("lane = %(lane)s", "lane = 'bulk'").format(
+    keyset="AND id > %(cursor)s", order="id", returning=_RETURNING
+)
 
 
 # SQLite: one writer at a time, so the sub-select needs no row locks to be a safe claim.
@@ -77,8 +81,32 @@ def _json(value: Any) -> Any:
 
 
 # The keyset cursor per lane lives in the process: each worker walks the lane in id order
-# and wraps to the start when it reaches the end (retries behind the cursor get picked up).
+# and wraps to the start when it finds nothing ahead. Rows behind the cursor (retries,
+# rate-deferred rows, reclaimed claims, a fan-out chunk that committed late) are picked up
+# by that wrap, and at least every LOOK_BEHIND_SECONDS while there is always more ahead.
+# Each wrap walks the index entries that claimed rows left behind until vacuum removes
+# them, so it is kept rare: a short batch keeps the cursor rather than starting over.
 _cursors: dict[str, int] = {}
+_looked_behind_at: dict[str, float] = {}
+LOOK_BEHIND_SECONDS = 5.0
+
+
+def _claim_bulk(cursor: Any, sql: str, params: dict[str, Any]) -> list[Any]:
+    lane = "bulk"
+    now = time.monotonic()
+    start = _cursors.get(lane, 0)
+    if start and now - _looked_behind_at.get(lane, 0.0) >= LOOK_BEHIND_SECONDS:
+        start = 0
+    if start == 0:
+        _looked_behind_at[lane] = now
+    cursor.execute(sql, {**params, "cursor": start})
+    rows = cursor.fetchall()
+    if not rows and start > 0:
+        _looked_behind_at[lane] = now
+        cursor.execute(sql, {**params, "cursor": 0})
+        rows = cursor.fetchall()
+    _cursors[lane] = max(r[0] for r in rows) if rows else 0
+    return rows
 
 
 def claim_batch(lane: str, *, limit: int, ttl_seconds: float) -> tuple[int, list[Claimed]]:
@@ -92,15 +120,7 @@ def claim_batch(lane: str, *, limit: int, ttl_seconds: float) -> tuple[int, list
         by_due, by_id = SQLITE_CLAIM_BY_DUE, SQLITE_CLAIM_BY_ID
     with connection.cursor() as cursor:
         if lane == "bulk":
-            params["cursor"] = _cursors.get(lane, 0)
-            cursor.execute(by_id, params)
-            rows = cursor.fetchall()
-            if not rows and params["cursor"] > 0:
-                params["cursor"] = 0
-                cursor.execute(by_id, params)
-                rows = cursor.fetchall()
-            # A short batch means the end of the lane: the next claim starts over from id 0.
-            _cursors[lane] = max(r[0] for r in rows) if len(rows) == limit else 0
+            rows = _claim_bulk(cursor, by_id, params)
         else:
             cursor.execute(by_due, params)
             rows = cursor.fetchall()
