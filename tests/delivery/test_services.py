@@ -155,3 +155,15 @@ def test_events_are_append_only(project):
     deliveries_enqueue(project=project, requests=[request("ev")])
     with pytest.raises(IntegrityError), transaction.atomic():
         DeliveryEvent.objects.filter(project=project).update(reason="rewritten")
+
+
+def test_event_rows_keep_tabs_newlines_and_backslashes_in_their_reason(project):
+    """Events travel as hand-built COPY text: what needs escaping must arrive unchanged."""
+    from apps.delivery.services.common import events_write
+
+    (delivery_id,) = deliveries_enqueue(project=project, requests=[request("copy-text")])
+    reason = "provider said:\tline one\nline two\\n is not a newline\r\\"
+    at = timezone.now()
+    assert events_write([(project.pk, delivery_id, "email", "failed", reason, at)]) == 1
+    event = DeliveryEvent.objects.filter(delivery_id=delivery_id, state="failed").get()
+    assert (event.reason, event.at, event.channel, event.project_id) == (reason, at, "email", project.pk)

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from apps.core.dbcompat import COPY_NULL
 from apps.core.errors import NotFound
 from apps.delivery import ratelimit
 from apps.delivery.channels.base import OutboundMessage, Outcome, SendResult
@@ -119,12 +120,14 @@ def _attempts_write(sender: Sender, rows: list[Claimed], now: datetime) -> None:
                 [(row.project_id, row.id, row.attempts + 1, sender.config.connector_id, ts(now)) for row in rows],
             )
         return
+    connector = COPY_NULL if sender.config.connector_id is None else int(sender.config.connector_id)
+    tail = f"\t{connector}\t{now.isoformat()}\t\t\t\n"
+    lines = "".join(f"{int(row.project_id)}\t{int(row.id)}\t{int(row.attempts) + 1}{tail}" for row in rows)
     with (
         connection.cursor() as cursor,
         cursor.cursor.copy(f"COPY delivery_attempt ({ATTEMPT_COLUMNS}) FROM STDIN") as copy,
     ):
-        for row in rows:
-            copy.write_row((row.project_id, row.id, row.attempts + 1, sender.config.connector_id, now, "", "", ""))
+        copy.write(lines)
 
 
 def _classify(row: Claimed, content: dict[str, Any], result: SendResult, latency_ms: int, now: datetime) -> RowResult:

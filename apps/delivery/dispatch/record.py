@@ -31,20 +31,18 @@ UPDATE delivery_delivery d SET
     claimed_until = NULL, claim_token = NULL, updated_at = %(now)s
 FROM jsonb_to_recordset(%(rows)s::jsonb) AS v(id bigint, state text, reason text, attempts int, budget int,
     due_at timestamptz, ref text, error text, snapshot jsonb)
-WHERE d.id = v.id AND d.id = ANY(%(ids)s::bigint[])
+WHERE d.id = v.id AND d.id = ANY(%(ids)s::bigint[]) AND d.claim_token = %(token)s
+RETURNING d.id
 """
-
-# Which rows are still ours, locked until the results are in. Checked apart from the
-# updates so those join on ids alone: a filter on state or outcome there lets a planner
-# working from stale statistics pick a nested loop that rescans the whole batch per row.
-# The state is tested by the caller, not here: ``state = 'claimed'`` matches the partial
-# index delivery_claim_expiry, which a planner with stale statistics then prefers, and
-# that index still holds an entry for every row claimed since the last vacuum (175k
-# entries walked to find 500 rows, measured mid-campaign). Only the primary key fits now.
-STILL_CLAIMED = """
-SELECT id, state FROM delivery_delivery WHERE id = ANY(%(ids)s::bigint[]) AND claim_token = %(token)s
-FOR UPDATE
-"""
+# Only rows still claimed by this batch are written, and RETURNING says which they were.
+# The claim token alone decides: it is set together with state 'claimed' and cleared by
+# every write that moves a row out of it (record, reclaim, replay). No filter on state or
+# outcome joins the ids here: ``state = 'claimed'`` matches the partial index
+# delivery_claim_expiry, which a planner with stale statistics prefers, and that index
+# still holds an entry for every row claimed since the last vacuum (175k entries walked to
+# find 500 rows, measured mid-campaign). The primary key and the unindexed token are all
+# the planner is given. (A separate ``SELECT … FOR UPDATE`` used to find these rows first;
+# the update's own row locks make the same guarantee without locking each row twice.)
 
 # A nested loop over the batch, one (delivery_id, number) index probe per row. No extra
 # ``delivery_id = ANY(ids)`` here: it joins the index condition of every probe, and the
@@ -168,28 +166,30 @@ def _connector_health(results: list[RowResult], now: datetime) -> None:
 
 def _record_postgres(cursor: Any, token: int, results: list[RowResult], now: datetime) -> set[int]:
     attempted = [r for r in results if r.attempted]
-    cursor.execute(STILL_CLAIMED, {"ids": id_array([r.row.id for r in results]), "token": token})
-    kept_ids = {pk for pk, state in cursor.fetchall() if state == "claimed"}
-    if kept_ids:
-        rows = [
-            {
-                "id": r.row.id,
-                "state": r.state,
-                "reason": r.reason[:255],
-                "attempts": r.attempts_after,
-                "budget": r.extra.get("budget", r.row.attempt_budget),
-                "due_at": r.due_at.isoformat() if r.due_at is not None else None,
-                "ref": r.reference,
-                "error": r.reason if r.state in {"retrying", "failed"} else "",
-                "snapshot": r.snapshot,
-            }
-            for r in results
-            if r.row.id in kept_ids
-        ]
-        cursor.execute(
-            UPDATE_DELIVERIES,
-            {"now": now, "rows": json.dumps(rows, default=str), "ids": id_array(sorted(kept_ids))},
-        )
+    rows = [
+        {
+            "id": r.row.id,
+            "state": r.state,
+            "reason": r.reason[:255],
+            "attempts": r.attempts_after,
+            "budget": r.extra.get("budget", r.row.attempt_budget),
+            "due_at": r.due_at.isoformat() if r.due_at is not None else None,
+            "ref": r.reference,
+            "error": r.reason if r.state in {"retrying", "failed"} else "",
+            "snapshot": r.snapshot,
+        }
+        for r in results
+    ]
+    cursor.execute(
+        UPDATE_DELIVERIES,
+        {
+            "now": now,
+            "rows": json.dumps(rows, default=str),
+            "ids": id_array(sorted(r.row.id for r in results)),
+            "token": token,
+        },
+    )
+    kept_ids = {pk for (pk,) in cursor.fetchall()}
     if attempted:
         # The attempt is history whether or not the claim is still ours.
         rows = [

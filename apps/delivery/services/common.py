@@ -8,6 +8,7 @@ from datetime import datetime
 
 from django.db import connection, transaction
 
+from apps.core.dbcompat import copy_text
 from apps.core.registry import RegistryError
 from apps.delivery.dbcompat import is_sqlite, ts
 from apps.delivery.origins import FinalOutcome, origin_listeners
@@ -36,9 +37,23 @@ def events_write(rows: Iterable[tuple[int, int, str, str, str, datetime]]) -> in
     with connection.cursor() as cursor:
         raw = cursor.cursor
         with raw.copy(f"COPY delivery_deliveryevent ({', '.join(EVENT_COLUMNS)}) FROM STDIN") as copy:
-            for row in rows:
-                copy.write_row(row)
+            copy.write(_event_lines(rows))
     return len(rows)
+
+
+def _event_lines(rows: list[tuple[int, int, str, str, str, datetime]]) -> str:
+    # A batch's events share one timestamp: format each distinct one once.
+    stamps: dict[datetime, str] = {}
+    lines = []
+    for project_id, delivery_id, channel, state, reason, at in rows:
+        stamp = stamps.get(at)
+        if stamp is None:
+            stamp = stamps[at] = at.isoformat()
+        lines.append(
+            f"{int(project_id)}\t{int(delivery_id)}\t{copy_text(channel)}\t{copy_text(state)}"
+            f"\t{copy_text(reason or '')}\t{stamp}\n"
+        )
+    return "".join(lines)
 
 
 def origins_notify(outcomes: Sequence[FinalOutcome]) -> None:

@@ -13,6 +13,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from psycopg.errors import UniqueViolation
 
+from apps.core.dbcompat import copy_text
 from apps.subscribers.importer import TAG_JOIN, ParsedRow
 from apps.subscribers.models import ImportJob
 from apps.subscribers.services.import_sql import INSERT_NEW, LINKS, UPDATE_EXISTING, UPSERT_NEW
@@ -122,14 +123,8 @@ def _write_fresh(job: ImportJob, rows: list[ParsedRow], tag_ids: dict[str, int])
 # row in Python, which for a million people (and two million links and events) was most
 # of the import's Python time. Values are escaped only when they need it, which for
 # validated rows is almost never.
-_COPY_ESCAPES = str.maketrans({"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"})
 _TAB = "\t"
 _SUBSCRIBER_TABS = _SUBSCRIBER_COLUMNS.count(",")
-
-
-def copy_text(value: str) -> str:
-    """One value in COPY text format."""
-    return value.translate(_COPY_ESCAPES)
 
 
 def _subscriber_lines(ids: list[int], rows: list[ParsedRow], pid: int, now: str) -> str:
