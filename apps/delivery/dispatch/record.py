@@ -57,6 +57,28 @@ WHERE a.delivery_id = v.id AND a.number = v.number
 """
 
 
+# The common case of a bulk batch, a plain accepted send, without building a JSON document:
+# three array literals carry the ids, attempt counts and provider references. What it
+# writes is what UPDATE_DELIVERIES writes for such a row (a test holds the two equal).
+UPDATE_SENT = """
+UPDATE delivery_delivery d SET
+    state = 'sent', state_reason = '', attempts = v.attempts,
+    provider_reference = COALESCE(NULLIF(v.ref, ''), d.provider_reference),
+    sent_at = %(now)s, claimed_until = NULL, claim_token = NULL, updated_at = %(now)s
+FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(refs)s::text[]) AS v(id, attempts, ref)
+WHERE d.id = v.id AND d.id = ANY(%(ids)s::bigint[]) AND d.claim_token = %(token)s
+RETURNING d.id
+"""
+
+UPDATE_ATTEMPTS_ACCEPTED = """
+UPDATE delivery_attempt a SET
+    finished_at = %(now)s, outcome = 'accepted', provider_code = '', provider_message = '',
+    latency_ms = v.latency, response = NULL
+FROM unnest(%(ids)s::bigint[], %(numbers)s::int[], %(latency)s::int[]) AS v(id, number, latency)
+WHERE a.delivery_id = v.id AND a.number = v.number
+"""
+
+
 # SQLite variants: its single writer is already held inside the IMMEDIATE transaction, so
 # no FOR UPDATE; the batch is applied row by row with executemany.
 SQLITE_STILL_CLAIMED = """
@@ -164,8 +186,60 @@ def _connector_health(results: list[RowResult], now: datetime) -> None:
             )
 
 
+def text_array(values: list[str]) -> str:
+    """A text[] literal: every element quoted, with its quotes and backslashes escaped."""
+    return "{" + ",".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values) + "}"
+
+
+def _int_array(values: list[int | None]) -> str:
+    return "{" + ",".join("NULL" if v is None else str(int(v)) for v in values) + "}"
+
+
+def _plainly_sent(r: RowResult) -> bool:
+    return r.state == "sent" and not r.reason and r.due_at is None and r.snapshot is None and "budget" not in r.extra
+
+
+def _plainly_accepted(r: RowResult) -> bool:
+    return r.outcome == "accepted" and not r.code and not r.message and r.response is None
+
+
+def _record_sent(cursor: Any, token: int, sent: list[RowResult], now: datetime) -> set[int]:
+    sent = sorted(sent, key=lambda r: r.row.id)
+    params = {
+        "now": now,
+        "ids": id_array([r.row.id for r in sent]),
+        "attempts": _int_array([r.attempts_after for r in sent]),
+        "refs": text_array([r.reference for r in sent]),
+        "token": token,
+    }
+    cursor.execute(UPDATE_SENT, params)
+    return {pk for (pk,) in cursor.fetchall()}
+
+
 def _record_postgres(cursor: Any, token: int, results: list[RowResult], now: datetime) -> set[int]:
     attempted = [r for r in results if r.attempted]
+    sent = [r for r in results if _plainly_sent(r)]
+    kept_ids = _record_sent(cursor, token, sent, now) if sent else set()
+    if len(sent) < len(results):
+        kept_ids |= _record_others(cursor, token, [r for r in results if not _plainly_sent(r)], now)
+    accepted = [r for r in attempted if _plainly_accepted(r)]
+    if accepted:
+        cursor.execute(
+            UPDATE_ATTEMPTS_ACCEPTED,
+            {
+                "now": now,
+                "ids": id_array([r.row.id for r in accepted]),
+                "numbers": _int_array([r.attempts_after for r in accepted]),
+                "latency": _int_array([r.latency_ms for r in accepted]),
+            },
+        )
+    others = [r for r in attempted if not _plainly_accepted(r)]
+    if others:
+        _attempts_others(cursor, others, now)
+    return kept_ids
+
+
+def _record_others(cursor: Any, token: int, results: list[RowResult], now: datetime) -> set[int]:
     rows = [
         {
             "id": r.row.id,
@@ -189,23 +263,24 @@ def _record_postgres(cursor: Any, token: int, results: list[RowResult], now: dat
             "token": token,
         },
     )
-    kept_ids = {pk for (pk,) in cursor.fetchall()}
-    if attempted:
-        # The attempt is history whether or not the claim is still ours.
-        rows = [
-            {
-                "id": r.row.id,
-                "number": r.attempts_after,
-                "outcome": r.outcome,
-                "code": r.code,
-                "message": r.message,
-                "latency": r.latency_ms,
-                "response": r.response,
-            }
-            for r in attempted
-        ]
-        cursor.execute(UPDATE_ATTEMPTS, {"now": now, "rows": json.dumps(rows, default=str)})
-    return kept_ids
+    return {pk for (pk,) in cursor.fetchall()}
+
+
+def _attempts_others(cursor: Any, attempted: list[RowResult], now: datetime) -> None:
+    # The attempt is history whether or not the claim is still ours.
+    rows = [
+        {
+            "id": r.row.id,
+            "number": r.attempts_after,
+            "outcome": r.outcome,
+            "code": r.code,
+            "message": r.message,
+            "latency": r.latency_ms,
+            "response": r.response,
+        }
+        for r in attempted
+    ]
+    cursor.execute(UPDATE_ATTEMPTS, {"now": now, "rows": json.dumps(rows, default=str)})
 
 
 def record_results(token: int, results: list[RowResult], now: datetime) -> list[RowResult]:
