@@ -32,9 +32,10 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("--recipients", type=int, default=100_000)
-        # Three children on two cores: each spends about a third of a batch waiting for
-        # Postgres (claim, attempts, record), and a third process keeps both cores busy then.
-        parser.add_argument("--workers", type=int, default=3, help="prefork children on the bulk lane")
+        # Four children on two cores: each spends a good part of a batch waiting for
+        # Postgres (claim, attempts, record), and the extra processes keep both cores busy
+        # meanwhile. Measured at 1M recipients: 2 → 126 s, 3 → 100 s, 4 → 98 s.
+        parser.add_argument("--workers", type=int, default=4, help="prefork children on the bulk lane")
         parser.add_argument("--timeout", type=int, default=1800)
         parser.add_argument("--no-migrate", action="store_true")
 
