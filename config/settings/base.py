@@ -76,6 +76,16 @@ MIDDLEWARE = [
     "apps.core.idempotency.IdempotencyMiddleware",
     "wagtail.contrib.redirects.middleware.RedirectMiddleware",
 ]
+# /api/v1/ under the API process (config.api_wsgi): what its answers rely on, nothing else.
+# Keys, not sessions or CSRF tokens, authenticate; no static files or CMS redirects live there.
+TIDINGS_API_MIDDLEWARE = [
+    "apps.core.limits.BodySizeLimitMiddleware",
+    "apps.core.problems.ApiProblemMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "apps.core.idempotency.IdempotencyMiddleware",
+]
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -107,7 +117,9 @@ if DATABASE_URL:
             # connection per finished thread would pile up until Postgres refuses more.
             DATABASE_URL,
             conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
-            conn_health_checks=True,
+            # A SELECT 1 before each request's first query. The API process (config.api_wsgi)
+            # turns it off and drops a connection the server hung up on without a round trip.
+            conn_health_checks=env_bool("DB_CONN_HEALTH_CHECKS", True),
         )
     }
 else:
