@@ -132,6 +132,10 @@ else:
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Hot hand-written statements (the publish path's) are prepared once per connection
+# (apps.core.dbcompat.prepared_cursor). 0 behind a transaction-pooling proxy that cannot
+# keep prepared statements (PgBouncer before 1.21, or without max_prepared_statements).
+TIDINGS_DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
 
 # --- Cache: Redis when configured, else a file cache every local process shares -------
 REDIS_URL = env_str("REDIS_URL", "")
