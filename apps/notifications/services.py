@@ -20,7 +20,7 @@ from apps.notifications.destinations import DestinationError, check_reaches, par
 from apps.notifications.models import Notification, OutboxEvent, Priority
 from apps.notifications.rendering_check import strict_check
 from apps.notifications.template_refs import ResolvedTemplate, template_resolve
-from apps.notifications.wakeups import relay_wake
+from apps.notifications.wakeups import relay_wake_after_commit
 from apps.projects.models import Project
 from apps.subscribers.models import Subscriber
 
@@ -206,7 +206,7 @@ def notification_store(notification: Notification, *, external_ids: list[str] | 
     notification.pk = row[0]
     notification._state.adding = False
     project_id, lane = notification.project_id, notification.priority
-    transaction.on_commit(lambda: relay_wake(project_id=project_id, lane=lane))
+    transaction.on_commit(lambda: relay_wake_after_commit(project_id=project_id, lane=lane))
     return True
 
 
@@ -228,5 +228,5 @@ def _store_sqlite(notification: Notification, external_ids: list[str]) -> bool:
             created_at=notification.created_at,
         )
         project_id, lane = notification.project_id, notification.priority
-        transaction.on_commit(lambda: relay_wake(project_id=project_id, lane=lane))
+        transaction.on_commit(lambda: relay_wake_after_commit(project_id=project_id, lane=lane))
     return True

@@ -348,6 +348,10 @@ TIDINGS_WEBHOOK_ALLOW_PRIVATE = env_bool("TIDINGS_WEBHOOK_ALLOW_PRIVATE", False)
 TIDINGS_TEMPLATE_CACHE_SECONDS = env_int("TIDINGS_TEMPLATE_CACHE_SECONDS", 5)
 # Benchmark-only URL (a bare DRF two-row insert) used by `manage.py bench_publish`.
 TIDINGS_BENCH_ENDPOINTS = env_bool("TIDINGS_BENCH_ENDPOINTS", False)
+# Per process, at most one relay wake-up write per project and lane in this many ms; a
+# commit inside the window is woken at its end (apps.notifications.wakeups). For the API
+# process under load (one Redis round trip per publish otherwise); 0: every commit writes.
+TIDINGS_RELAY_WAKE_COALESCE_MS = env_int("TIDINGS_RELAY_WAKE_COALESCE_MS", 0)
 CELERY_BEAT_SCHEDULE["notifications-relay-sweep"] = {"task": "notifications.relay_sweep", "schedule": 15.0}
 CELERY_BEAT_SCHEDULE["notifications-broadcast-sweep"] = {"task": "notifications.broadcast_sweep", "schedule": 60.0}
 
