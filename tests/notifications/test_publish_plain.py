@@ -224,3 +224,11 @@ def test_an_unexpected_error_is_still_a_500_problem(
     response = secret_client.post(URL, encoded(), content_type="application/json")
     assert response.status_code == 500 and response["Content-Type"] == "application/problem+json"
     assert b"boom" not in response.content
+
+
+def test_a_body_over_djangos_own_limit_is_answered_alike(
+    secret_client: Any, welcome: Any, ada: Any, answered_plainly: list[bool], monkeypatch: Any, settings: Any
+) -> None:
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10  # below the API's own limit: DRF's path decides
+    (status, _, _), answered = both(secret_client, monkeypatch, answered_plainly, encoded())
+    assert status == 413 and not answered

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -62,7 +63,7 @@ class ProjectAPIView(APIView):
         try:
             # As DRF's JSONParser: UTF-8, strict (no NaN or Infinity).
             return json.loads(request.body.decode("utf-8"), parse_constant=_refuse_constant)
-        except ValueError:
+        except (ValueError, RequestDataTooBig):  # DRF reads the stream itself, with no such limit
             return None
 
     def plain_key(self, request: HttpRequest) -> ApiKey | None:
