@@ -51,19 +51,25 @@ def prepared_cursor() -> Iterator[CursorWrapper]:
     included). ``DB_PREPARED_STATEMENTS=0`` (behind a proxy that cannot keep prepared
     statements) and SQLite: Django's own cursor.
     """
-    with connection.cursor() as cursor:
-        if connection.vendor != "postgresql" or not getattr(settings, "TIDINGS_DB_PREPARED_STATEMENTS", False):
+    if connection.vendor != "postgresql" or not getattr(settings, "TIDINGS_DB_PREPARED_STATEMENTS", False):
+        with connection.cursor() as cursor:
             yield cursor
-            return
-        raw = connection.connection
-        if raw.prepare_threshold is None:
-            # Django's default, with which psycopg prepares nothing, even when asked to.
-            # A threshold no statement reaches keeps every other statement unprepared.
-            raw.prepare_threshold = _NEVER_BY_COUNT
-        cursor.cursor.close()
-        wrapper = _LoggedAsWritten if connection.queries_logged else CursorWrapper
-        with wrapper(_prepared_cursor_class()(raw), connection) as prepared:
-            yield prepared
+        return
+    # What connection.cursor() does (health check, connect, thread check), with a
+    # server-binding cursor instead of Django's client-binding one.
+    connection.close_if_health_check_failed()
+    connection.ensure_connection()
+    connection.validate_thread_sharing()
+    raw = connection.connection
+    if raw.prepare_threshold is None:
+        # Django's default, with which psycopg prepares nothing, even when asked to.
+        # A threshold no statement reaches keeps every other statement unprepared.
+        raw.prepare_threshold = _NEVER_BY_COUNT
+    wrapper = _LoggedAsWritten if connection.queries_logged else CursorWrapper
+    with connection.wrap_database_errors:
+        prepared = _prepared_cursor_class()(raw)
+    with wrapper(prepared, connection) as cursor:
+        yield cursor
 
 
 _NEVER_BY_COUNT = 2**31 - 1
