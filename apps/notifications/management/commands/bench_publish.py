@@ -69,9 +69,7 @@ class Command(BaseCommand):
             help="gthread/sync: gunicorn on the WSGI app with persistent connections; uvicorn: ASGI workers + pool.",
         )
         parser.add_argument("--server-workers", type=int, default=2)
-        # Two threads per worker overlap a request's database wait with another's CPU; more
-        # only contend for the GIL (2 x 4 cost more CPU per request than 2 x 2 on 2 cores).
-        parser.add_argument("--server-threads", type=int, default=2, help="Threads per gthread worker.")
+        parser.add_argument("--server-threads", type=int, default=4, help="Threads per gthread worker.")
         parser.add_argument("--celery-concurrency", type=int, default=2)
         parser.add_argument("--paused-rate", type=float, default=1000)
         parser.add_argument("--paused-seconds", type=float, default=10)
