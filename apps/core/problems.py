@@ -12,6 +12,7 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.signals import got_request_exception
 from django.http import Http404, HttpRequest, HttpResponse
 from django.views import defaults
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions as drf
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
@@ -140,8 +141,13 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
     return None
 
 
+@csrf_exempt
 def api_not_found(request: Any, *args: Any, **kwargs: Any) -> HttpResponse:
-    """Unknown paths under /api/ answer a problem, not an HTML page or a redirect."""
+    """Unknown paths under /api/ answer a problem, not an HTML page or a redirect.
+
+    Exempt from CSRF like every API view: a POST to an unknown path is a 404 problem, not
+    the CSRF failure page (which the API process, having no CSRF middleware, never sends).
+    """
     return problem_response(404, "not_found", f"No API endpoint at {request.path}.")
 
 

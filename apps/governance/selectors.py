@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import copy
 import threading
 import time
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
@@ -39,11 +39,19 @@ def api_key_cache_clear() -> None:
         _keys_by_hash.clear()
 
 
+def _copy(instance: Any) -> Any:
+    # What copy.copy does for a model (its __getstate__ copies the state and the related
+    # objects cache), without the pickle protocol's detour.
+    own = instance.__class__.__new__(instance.__class__)
+    own.__dict__.update(instance.__getstate__())
+    return own
+
+
 def _own_copy(key: ApiKey) -> ApiKey:
     # Requests run in parallel threads: each gets its own instances, so nothing one view
     # sets on its key or project is seen by another request.
-    own = copy.copy(key)
-    own.project = copy.copy(key.project)
+    own = _copy(key)
+    own.project = _copy(key.project)
     return own
 
 

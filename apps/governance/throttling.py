@@ -95,6 +95,9 @@ class ApiKeyRateThrottle(BaseThrottle):
         key = request.auth
         if not isinstance(key, ApiKey):
             return True
+        return self.key_allows(key)
+
+    def key_allows(self, key: ApiKey) -> bool:
         limit = key.rate_limit_per_minute or settings.TIDINGS_API_KEY_RATE_PER_MINUTE
         now = time.time()
         window = int(now // WINDOW_SECONDS)

@@ -11,16 +11,16 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
-from apps.core.dbcompat import is_sqlite
+from apps.core.dbcompat import is_sqlite, prepared_cursor
 from apps.core.errors import ApplicationError
 from apps.notifications.destinations import DestinationError, check_reaches, parse_recipient
 from apps.notifications.models import Notification, OutboxEvent, Priority
 from apps.notifications.rendering_check import strict_check
 from apps.notifications.template_refs import ResolvedTemplate, template_resolve
-from apps.notifications.wakeups import relay_wake
+from apps.notifications.wakeups import relay_wake_after_commit
 from apps.projects.models import Project
 from apps.subscribers.models import Subscriber
 
@@ -149,11 +149,13 @@ def _position(to: list[Any], external_id: str) -> int:
 # transaction, so the pair is atomic with one round trip instead of four (BEGIN, two
 # INSERTs, COMMIT) and without two ORM saves on the hottest path of the API. The same
 # statement checks that every external id names a live subscriber (unique per project,
-# so the count is exact) and stores nothing otherwise.
+# so the count is exact; "IS NOT NULL" lets a generic plan use that partial unique index)
+# and stores nothing otherwise.
 _STORE_SQL = """
 WITH known AS (
     SELECT count(*) = %(expected)s AS ok FROM subscribers_subscriber
-    WHERE project_id = %(project)s AND external_id = ANY(%(external_ids)s::text[]) AND erased_at IS NULL
+    WHERE project_id = %(project)s AND external_id = ANY(%(external_ids)s::text[]) AND external_id IS NOT NULL
+        AND erased_at IS NULL
 ), n AS (
     INSERT INTO notifications_notification (
         project_id, template_key, template_version_id, template_number, channels, recipients, priority,
@@ -193,9 +195,10 @@ def notification_store(notification: Notification, *, external_ids: list[str] | 
         "send_at": notification.send_at,
         "now": notification.created_at,
     }
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         # In autocommit the statement commits by itself; inside a caller's atomic block it
-        # joins that transaction, and on_commit waits for it either way.
+        # joins that transaction, and on_commit waits for it either way. Prepared: Postgres
+        # plans it once per connection (the plan cost as much as running it).
         cursor.execute(_STORE_SQL, params)
         row = cursor.fetchone()
     if row is None:
@@ -203,7 +206,7 @@ def notification_store(notification: Notification, *, external_ids: list[str] | 
     notification.pk = row[0]
     notification._state.adding = False
     project_id, lane = notification.project_id, notification.priority
-    transaction.on_commit(lambda: relay_wake(project_id=project_id, lane=lane))
+    transaction.on_commit(lambda: relay_wake_after_commit(project_id=project_id, lane=lane))
     return True
 
 
@@ -225,5 +228,5 @@ def _store_sqlite(notification: Notification, external_ids: list[str]) -> bool:
             created_at=notification.created_at,
         )
         project_id, lane = notification.project_id, notification.priority
-        transaction.on_commit(lambda: relay_wake(project_id=project_id, lane=lane))
+        transaction.on_commit(lambda: relay_wake_after_commit(project_id=project_id, lane=lane))
     return True

@@ -76,6 +76,16 @@ MIDDLEWARE = [
     "apps.core.idempotency.IdempotencyMiddleware",
     "wagtail.contrib.redirects.middleware.RedirectMiddleware",
 ]
+# /api/v1/ under the API process (config.api_wsgi): what its answers rely on, nothing else.
+# Keys, not sessions or CSRF tokens, authenticate; no static files or CMS redirects live there.
+TIDINGS_API_MIDDLEWARE = [
+    "apps.core.limits.BodySizeLimitMiddleware",
+    "apps.core.problems.ApiProblemMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "apps.core.idempotency.IdempotencyMiddleware",
+]
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -107,7 +117,9 @@ if DATABASE_URL:
             # connection per finished thread would pile up until Postgres refuses more.
             DATABASE_URL,
             conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
-            conn_health_checks=True,
+            # A SELECT 1 before each request's first query. The API process (config.api_wsgi)
+            # turns it off and drops a connection the server hung up on without a round trip.
+            conn_health_checks=env_bool("DB_CONN_HEALTH_CHECKS", True),
         )
     }
 else:
@@ -120,6 +132,10 @@ else:
         }
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# Hot hand-written statements (the publish path's) are prepared once per connection
+# (apps.core.dbcompat.prepared_cursor). 0 behind a transaction-pooling proxy that cannot
+# keep prepared statements (PgBouncer before 1.21, or without max_prepared_statements).
+TIDINGS_DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
 
 # --- Cache: Redis when configured, else a file cache every local process shares -------
 REDIS_URL = env_str("REDIS_URL", "")
@@ -332,6 +348,10 @@ TIDINGS_WEBHOOK_ALLOW_PRIVATE = env_bool("TIDINGS_WEBHOOK_ALLOW_PRIVATE", False)
 TIDINGS_TEMPLATE_CACHE_SECONDS = env_int("TIDINGS_TEMPLATE_CACHE_SECONDS", 5)
 # Benchmark-only URL (a bare DRF two-row insert) used by `manage.py bench_publish`.
 TIDINGS_BENCH_ENDPOINTS = env_bool("TIDINGS_BENCH_ENDPOINTS", False)
+# Per process, at most one relay wake-up write per project and lane in this many ms; a
+# commit inside the window is woken at its end (apps.notifications.wakeups). For the API
+# process under load (one Redis round trip per publish otherwise); 0: every commit writes.
+TIDINGS_RELAY_WAKE_COALESCE_MS = env_int("TIDINGS_RELAY_WAKE_COALESCE_MS", 0)
 CELERY_BEAT_SCHEDULE["notifications-relay-sweep"] = {"task": "notifications.relay_sweep", "schedule": 15.0}
 CELERY_BEAT_SCHEDULE["notifications-broadcast-sweep"] = {"task": "notifications.broadcast_sweep", "schedule": 60.0}
 

@@ -179,3 +179,23 @@ def test_another_projects_template_is_unknown(other_secret_client: Any, welcome:
     )
     assert response.status_code == 422
     assert response.json()["code"] == "unknown_template"
+
+
+def test_the_store_statement_is_prepared_once_per_connection(secret_client: Any, welcome: Any, ada: Any) -> None:
+    for _ in range(3):
+        assert secret_client.post("/api/v1/notifications", publish_body(), format="json").status_code == 202
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s", ["%notifications_outboxevent%"]
+        )
+        assert cursor.fetchone()[0] == 1
+
+
+def test_without_prepared_statements_the_store_statement_is_not_prepared(
+    secret_client: Any, welcome: Any, ada: Any, settings: Any
+) -> None:
+    settings.TIDINGS_DB_PREPARED_STATEMENTS = False
+    assert secret_client.post("/api/v1/notifications", publish_body(), format="json").status_code == 202
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements")
+        assert cursor.fetchone()[0] == 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpRequest, HttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -37,6 +38,39 @@ def notification_dict(notification: Notification) -> dict[str, Any]:
 
 class NotificationCollectionView(ProjectAPIView):
     required_scope = scopes.NOTIFICATIONS_PUBLISH
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if request.method == "POST":
+            answer = self.publish_plain(request)
+            if answer is not None:
+                return answer
+        return super().dispatch(request, *args, **kwargs)
+
+    def publish_plain(self, request: HttpRequest) -> HttpResponse | None:
+        """The everyday publish without DRF's machinery; None hands the request to DRF.
+
+        Only a request DRF would accept the same way is answered here (see ProjectAPIView's
+        plain path and publish_input_plain); tests/notifications/test_publish_plain.py
+        holds both paths to the same answers.
+        """
+        data = self.plain_json_body(request)
+        if data is None:
+            return None
+        validated = publish_input_plain(data)
+        if validated is None:
+            return None
+        key = self.plain_key(request)
+        if key is None or not self.plain_admit(request, key):
+            return None
+        try:
+            notification = notification_publish(project=key.project, **validated)
+        except Exception as exc:  # noqa: BLE001 - answered as DRF would, or re-raised
+            return self.plain_error(request, exc)
+        return self.plain_response(
+            {"id": notification.pk, "state": notification.state},
+            status=202,
+            headers={"Location": f"/api/v1/notifications/{notification.pk}"},
+        )
 
     @extend_schema(
         operation_id="notification_publish",

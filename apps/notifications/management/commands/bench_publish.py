@@ -29,20 +29,26 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 from django.utils import timezone
 
+from apps.notifications.bench.cpu import CpuMeter
 from apps.notifications.bench.loadgen import RunResult, drive, percentile
 
 BASE_DIR = Path(settings.BASE_DIR) if hasattr(settings, "BASE_DIR") else Path.cwd()
 SUBSCRIBERS = 1000
 
+# The API process's settings, as README "Running in production" and docker-compose's `api`
+# give them: persistent connections without a SELECT 1 per request, prepared statements,
+# relay wake-ups coalesced per 20 ms.
+API_PROCESS_ENV = {"DB_CONN_MAX_AGE": "600", "DB_CONN_HEALTH_CHECKS": "0", "TIDINGS_RELAY_WAKE_COALESCE_MS": "20"}
 # Deployable server set-ups the benchmark can start (README "Running in production").
 SERVERS: dict[str, dict[str, Any]] = {
-    # WSGI, a fixed set of threads per process: each thread keeps its Postgres connection.
+    # The API process: WSGI (config.api_wsgi: /api/v1/ through the API middleware only), a
+    # fixed set of threads per process, each keeping its Postgres connection.
     "gthread": {
-        "args": ["config.wsgi:application", "-k", "gthread", "--keep-alive", "30"],
-        "env": {"DB_CONN_MAX_AGE": "600"},
+        "args": ["config.api_wsgi:application", "-k", "gthread", "--keep-alive", "30"],
+        "env": API_PROCESS_ENV,
     },
-    # WSGI, one request at a time per process (no keep-alive): the least CPU per request.
-    "sync": {"args": ["config.wsgi:application", "-k", "sync"], "env": {"DB_CONN_MAX_AGE": "600"}},
+    # The same app, one request at a time per process (no keep-alive).
+    "sync": {"args": ["config.api_wsgi:application", "-k", "sync"], "env": API_PROCESS_ENV},
     # ASGI: Django runs each sync view in a thread via asgiref; connections come from a pool.
     "uvicorn": {"args": ["config.asgi:application", "-k", "uvicorn.workers.UvicornWorker"], "env": {"DB_POOL": "1"}},
 }
@@ -181,7 +187,14 @@ class Command(BaseCommand):
             os.killpg(process.pid, signal.SIGKILL)
 
     # --- reporting ----------------------------------------------------------------------
-    def _report(self, label: str, result: RunResult, status: int = 202) -> dict[str, float]:
+    def _drive(self, *args: Any, **kwargs: Any) -> tuple[RunResult, CpuMeter]:
+        meter = CpuMeter(self._server_pgid).start()
+        result = drive(*args, **kwargs)
+        return result, meter.stop()
+
+    def _report(
+        self, label: str, result: RunResult, status: int = 202, meter: CpuMeter | None = None
+    ) -> dict[str, float]:
         ok = result.ok(status)
         latencies = [s.latency * 1000 for s in ok]
         queued = [s.queued * 1000 for s in ok]
@@ -203,6 +216,8 @@ class Command(BaseCommand):
             + (f"  errors {len(result.errors)}" if result.errors else "")
             + (f"  shed (server >5 s behind) {result.shed}" if result.shed else "")
         )
+        if meter is not None:
+            self.stdout.write(f"  {'':<34} {meter.per_request(len(result.samples))}")
         return figures
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -211,10 +226,12 @@ class Command(BaseCommand):
         connection.close()
         base = options["url"] or f"http://127.0.0.1:{options['port']}"
         server = None
+        self._server_pgid: int | None = None
         if not options["url"]:
             server = self._start_server(
                 options["server"], options["port"], options["server_workers"], options["server_threads"]
             )
+            self._server_pgid = server.pid  # started in a session (and process group) of its own
         worker = None
         try:
             if not options["skip_paused"]:
@@ -271,11 +288,15 @@ class Command(BaseCommand):
         publish, headers = self._publisher(fixtures, options, "paused")
         drive(base, "/api/v1/notifications", publish, headers, rate=None, seconds=1, concurrency=8)  # warm-up
         common = {"concurrency": conc, "client": options["client"]}
-        pub = drive(base, "/api/v1/notifications", publish, headers, rate=rate, seconds=seconds, **common)
+        pub, pub_cpu = self._drive(
+            base, "/api/v1/notifications", publish, headers, rate=rate, seconds=seconds, **common
+        )
         bare_body = self._bare(fixtures)
-        bare = drive(base, "/api/v1/_bench/bare-publish", bare_body, {}, rate=rate, seconds=seconds, **common)
-        p = self._report("publish API", pub)
-        b = self._report("bare DRF two-row insert", bare)
+        bare, bare_cpu = self._drive(
+            base, "/api/v1/_bench/bare-publish", bare_body, {}, rate=rate, seconds=seconds, **common
+        )
+        p = self._report("publish API", pub, meter=pub_cpu)
+        b = self._report("bare DRF two-row insert", bare, meter=bare_cpu)
         self.stdout.write(f"  ratio publish/bare: rate {p['rate'] / b['rate']:.2f}x, p99 {p['p99'] / b['p99']:.2f}x")
         if options["burst_seconds"]:
             self.stdout.write(f"  closed loop, {conc} connections, {options['burst_seconds']:.0f} s each (ceiling):")
@@ -304,11 +325,11 @@ class Command(BaseCommand):
         rate, seconds = options["sustain_rate"], options["sustain_seconds"]
         self.stdout.write(f"\nPhase 2: workers running, open loop at {rate:.0f}/s for {seconds:.0f} s (dry-run email)")
         publish, headers = self._publisher(fixtures, options, "live")
-        result = drive(
+        result, meter = self._drive(
             base, "/api/v1/notifications", publish, headers, rate=rate, seconds=seconds,
             concurrency=options["concurrency"], client=options["client"],
         )  # fmt: skip
-        self._report("publish API", result)
+        self._report("publish API", result, meter=meter)
         ids = [json.loads(s.body)["id"] for s in result.ok()]
         origin_ids = [str(i) for i in ids]
         deadline = time.monotonic() + 120
