@@ -19,20 +19,23 @@ def _queued(lane: str) -> int:
     return redis.Redis.from_url(settings.CELERY_BROKER_URL).llen(lane)
 
 
+def _publish_high(project: Any, capture: Any, times: int) -> None:
+    with capture(execute=True):
+        for _ in range(times):
+            notification_publish(project=project, template="welcome", to=["ada"], channels=["email"], priority="high")
+
+
 def test_a_burst_of_publishes_sends_one_wake_up_per_lane(
     project: Any, welcome: Any, ada: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     _purge_broker()
     relay_wake_clear(project_id=project.pk, lane="high")
-    with django_capture_on_commit_callbacks(execute=True):
-        for _ in range(20):
-            notification_publish(project=project, template="welcome", to=["ada"], channels=["email"], priority="high")
+    _publish_high(project, django_capture_on_commit_callbacks, 20)
     assert _queued("high") == 1
 
     # The relay clears the flag before it claims: the next commit wakes it again.
     relay_wake_clear(project_id=project.pk, lane="high")
-    with django_capture_on_commit_callbacks(execute=True):
-        notification_publish(project=project, template="welcome", to=["ada"], channels=["email"], priority="high")
+    _publish_high(project, django_capture_on_commit_callbacks, 1)
     assert _queued("high") == 2
     _purge_broker()
 
@@ -78,14 +81,11 @@ def test_publish_wakes_through_the_coalescer_when_configured(
     settings.TIDINGS_RELAY_WAKE_COALESCE_MS = 100
     _purge_broker()
     relay_wake_clear(project_id=project.pk, lane="high")
-    with django_capture_on_commit_callbacks(execute=True):
-        for _ in range(20):
-            notification_publish(project=project, template="welcome", to=["ada"], channels=["email"], priority="high")
+    _publish_high(project, django_capture_on_commit_callbacks, 20)
     assert _queued("high") == 1
     # The relay clears the flag: a commit inside the window wakes it again at the window's end.
     relay_wake_clear(project_id=project.pk, lane="high")
-    with django_capture_on_commit_callbacks(execute=True):
-        notification_publish(project=project, template="welcome", to=["ada"], channels=["email"], priority="high")
+    _publish_high(project, django_capture_on_commit_callbacks, 1)
     deadline = time.monotonic() + 2
     while _queued("high") < 2 and time.monotonic() < deadline:
         time.sleep(0.01)
