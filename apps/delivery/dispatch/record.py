@@ -41,8 +41,7 @@ RETURNING d.id
 # delivery_claim_expiry, which a planner with stale statistics prefers, and that index
 # still holds an entry for every row claimed since the last vacuum (175k entries walked to
 # find 500 rows, measured mid-campaign). The primary key and the unindexed token are all
-# the planner is given. (A separate ``SELECT … FOR UPDATE`` used to find these rows first;
-# the update's own row locks make the same guarantee without locking each row twice.)
+# the planner is given. (LOCK_BATCH, below, has locked them all before either update runs.)
 
 # A nested loop over the batch, one (delivery_id, number) index probe per row. No extra
 # ``delivery_id = ANY(ids)`` here: it joins the index condition of every probe, and the
@@ -216,8 +215,23 @@ def _record_sent(cursor: Any, token: int, sent: list[RowResult], now: datetime) 
     return {pk for (pk,) in cursor.fetchall()}
 
 
+# The batch's rows are locked in one statement before any is written. A pause or cancel
+# updating the campaign's waiting rows meanwhile may lock a row it then skips (Postgres
+# locks the newest version of a concurrently claimed row before finding it no longer
+# waits); writing the sent rows and the others in two statements without this lock let
+# each side hold rows the other wanted next, and Postgres broke the deadlock by failing
+# the cancel.
+LOCK_BATCH = """
+SELECT id FROM delivery_delivery WHERE id = ANY(%(ids)s::bigint[]) AND claim_token = %(token)s ORDER BY id
+FOR UPDATE
+"""
+
+
 def _record_postgres(cursor: Any, token: int, results: list[RowResult], now: datetime) -> set[int]:
     attempted = [r for r in results if r.attempted]
+    cursor.execute(LOCK_BATCH, {"ids": id_array(sorted(r.row.id for r in results)), "token": token})
+    if not cursor.fetchall():
+        results = []  # none is ours any more; the attempts below are history all the same
     sent = [r for r in results if _plainly_sent(r)]
     kept_ids = _record_sent(cursor, token, sent, now) if sent else set()
     if len(sent) < len(results):
