@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
+from psycopg.errors import LockNotAvailable
 
 from apps.delivery import ratelimit
 from apps.delivery.connectors.failover import PROVIDER_FAULT_CODES, failover_apply
@@ -215,16 +217,18 @@ def _record_sent(cursor: Any, token: int, sent: list[RowResult], now: datetime) 
     return {pk for (pk,) in cursor.fetchall()}
 
 
-# The batch's rows are locked in one statement before any is written. A pause or cancel
-# updating the campaign's waiting rows meanwhile may lock a row it then skips (Postgres
-# locks the newest version of a concurrently claimed row before finding it no longer
-# waits); writing the sent rows and the others in two statements without this lock let
-# each side hold rows the other wanted next, and Postgres broke the deadlock by failing
-# the cancel.
+# The batch's rows are locked in one statement, without waiting, before any is written.
+# A pause or cancel updating a campaign's waiting rows locks the newest version of a row
+# claimed after its snapshot before it finds the row no longer waiting, and keeps that
+# lock; it may then wait for a row this batch holds. Waiting here too closed the circle
+# (Postgres then failed one side: a cancel, or a record whose sends would go out again
+# after the claim expired). So the record never waits for a row lock: it steps back and
+# tries again once the other transaction is done.
 LOCK_BATCH = """
 SELECT id FROM delivery_delivery WHERE id = ANY(%(ids)s::bigint[]) AND claim_token = %(token)s ORDER BY id
-FOR UPDATE
+FOR UPDATE NOWAIT
 """
+LOCK_RETRY_SECONDS = 0.05
 
 
 def _record_postgres(cursor: Any, token: int, results: list[RowResult], now: datetime) -> set[int]:
@@ -302,6 +306,21 @@ def record_results(token: int, results: list[RowResult], now: datetime) -> list[
     if not results:
         return []
     results = failover_apply(results, now)
+    # Until the claim runs out: after that the rows are the sweeper's, and nothing is ours.
+    give_up = time.monotonic() + settings.TIDINGS_DISPATCH_CLAIM_TTL_SECONDS
+    while True:
+        try:
+            kept = _record_once(token, results, now)
+            break
+        except OperationalError as exc:
+            if not isinstance(exc.__cause__, LockNotAvailable) or time.monotonic() >= give_up:
+                raise
+            time.sleep(LOCK_RETRY_SECONDS)
+    _count_accounts(results)
+    return kept
+
+
+def _record_once(token: int, results: list[RowResult], now: datetime) -> list[RowResult]:
     with transaction.atomic():
         with connection.cursor() as cursor:
             if is_sqlite():
@@ -320,7 +339,6 @@ def record_results(token: int, results: list[RowResult], now: datetime) -> list[
                 if r.state in FINAL_STATES
             ]
         )
-    _count_accounts(results)
     return kept
 
 
