@@ -113,3 +113,40 @@ def test_rows_no_longer_claimed_by_the_batch_are_left_alone_on_both_paths(projec
         rows[2].id: "retryable",
         rows[3].id: "retryable",
     }
+
+
+@pytest.mark.django_db(transaction=True)
+def test_record_steps_back_from_a_row_another_transaction_holds_and_finishes_after_it(project):
+    """A cancel may hold a lock on one of the batch's rows and then want another of them.
+    The record must not sit on the rows it has while it waits (that closed a deadlock
+    circle): it steps back, lets the other transaction have them, and finishes after it."""
+    import threading
+    import time
+
+    import psycopg
+
+    token, (first, second) = _claimed(project, 2)
+    db = connection.settings_dict
+    other = psycopg.connect(
+        host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, user=db["USER"], dbname=db["NAME"], autocommit=False
+    )
+    other.execute("SET lock_timeout = '3s'")
+    other.execute("SELECT id FROM delivery_delivery WHERE id = %s FOR UPDATE", [second.id])
+    got_first: list[bool] = []
+
+    def cancel_like() -> None:
+        time.sleep(0.3)  # the record is under way by now, and cannot have the second row
+        other.execute("SELECT id FROM delivery_delivery WHERE id = %s FOR UPDATE", [first.id])
+        got_first.append(True)
+        other.commit()
+
+    holder = threading.Thread(target=cancel_like)
+    holder.start()
+    try:
+        kept = record_results(token, [_sent(first, "ref-1"), _sent(second, "ref-2")], timezone.now())
+    finally:
+        holder.join()
+        other.close()
+    assert got_first == [True]
+    assert sorted(r.row.id for r in kept) == sorted([first.id, second.id])
+    assert set(Delivery.objects.filter(pk__in=[first.id, second.id]).values_list("state", flat=True)) == {"sent"}

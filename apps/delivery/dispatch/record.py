@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import OperationalError, connection, transaction
+from psycopg.errors import LockNotAvailable
 
 from apps.delivery import ratelimit
 from apps.delivery.connectors.failover import PROVIDER_FAULT_CODES, failover_apply
@@ -41,8 +43,7 @@ RETURNING d.id
 # delivery_claim_expiry, which a planner with stale statistics prefers, and that index
 # still holds an entry for every row claimed since the last vacuum (175k entries walked to
 # find 500 rows, measured mid-campaign). The primary key and the unindexed token are all
-# the planner is given. (A separate ``SELECT … FOR UPDATE`` used to find these rows first;
-# the update's own row locks make the same guarantee without locking each row twice.)
+# the planner is given. (LOCK_BATCH, below, has locked them all before either update runs.)
 
 # A nested loop over the batch, one (delivery_id, number) index probe per row. No extra
 # ``delivery_id = ANY(ids)`` here: it joins the index condition of every probe, and the
@@ -216,8 +217,25 @@ def _record_sent(cursor: Any, token: int, sent: list[RowResult], now: datetime) 
     return {pk for (pk,) in cursor.fetchall()}
 
 
+# The batch's rows are locked in one statement, without waiting, before any is written.
+# A pause or cancel updating a campaign's waiting rows locks the newest version of a row
+# claimed after its snapshot before it finds the row no longer waiting, and keeps that
+# lock; it may then wait for a row this batch holds. Waiting here too closed the circle
+# (Postgres then failed one side: a cancel, or a record whose sends would go out again
+# after the claim expired). So the record never waits for a row lock: it steps back and
+# tries again once the other transaction is done.
+LOCK_BATCH = """
+SELECT id FROM delivery_delivery WHERE id = ANY(%(ids)s::bigint[]) AND claim_token = %(token)s ORDER BY id
+FOR UPDATE NOWAIT
+"""
+LOCK_RETRY_SECONDS = 0.05
+
+
 def _record_postgres(cursor: Any, token: int, results: list[RowResult], now: datetime) -> set[int]:
     attempted = [r for r in results if r.attempted]
+    cursor.execute(LOCK_BATCH, {"ids": id_array(sorted(r.row.id for r in results)), "token": token})
+    if not cursor.fetchall():
+        results = []  # none is ours any more; the attempts below are history all the same
     sent = [r for r in results if _plainly_sent(r)]
     kept_ids = _record_sent(cursor, token, sent, now) if sent else set()
     if len(sent) < len(results):
@@ -288,6 +306,21 @@ def record_results(token: int, results: list[RowResult], now: datetime) -> list[
     if not results:
         return []
     results = failover_apply(results, now)
+    # Until the claim runs out: after that the rows are the sweeper's, and nothing is ours.
+    give_up = time.monotonic() + settings.TIDINGS_DISPATCH_CLAIM_TTL_SECONDS
+    while True:
+        try:
+            kept = _record_once(token, results, now)
+            break
+        except OperationalError as exc:
+            if not isinstance(exc.__cause__, LockNotAvailable) or time.monotonic() >= give_up:
+                raise
+            time.sleep(LOCK_RETRY_SECONDS)
+    _count_accounts(results)
+    return kept
+
+
+def _record_once(token: int, results: list[RowResult], now: datetime) -> list[RowResult]:
     with transaction.atomic():
         with connection.cursor() as cursor:
             if is_sqlite():
@@ -306,7 +339,6 @@ def record_results(token: int, results: list[RowResult], now: datetime) -> list[
                 if r.state in FINAL_STATES
             ]
         )
-    _count_accounts(results)
     return kept
 
 
