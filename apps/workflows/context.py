@@ -14,9 +14,9 @@ from zoneinfo import ZoneInfo
 
 from django.db import connection
 
+from apps.core.dbcompat import int_array
 from apps.core.time import is_valid_timezone
 from apps.projects.models import Project
-from apps.workflows.sql import id_array
 
 
 @dataclass(frozen=True)
@@ -184,7 +184,7 @@ def _delivery_states(project_id: int, step_ids: list[int]) -> list[tuple[str, st
         )
         return list(rows.values_list("origin_id", "state"))
     with connection.cursor() as cursor:
-        cursor.execute(DELIVERY_STATES_SQL, [id_array(step_ids), project_id])
+        cursor.execute(DELIVERY_STATES_SQL, [int_array(step_ids), project_id])
         return cursor.fetchall()
 
 

@@ -30,14 +30,13 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from apps.core.dbcompat import is_sqlite
+from apps.core.dbcompat import int_array, is_sqlite
 from apps.projects.models import Project
 from apps.workflows import rollup, sqlite_sql
 from apps.workflows.context import BatchContext
 from apps.workflows.graph import Graph
 from apps.workflows.models import Step, WorkflowVersion
 from apps.workflows.nodes.base import NodeBatch, Outcome, OutcomeKind, StepRef, node_types
-from apps.workflows.sql import id_array
 from apps.workflows.step_writes import steps_write
 
 # A chain longer than this in one batch continues in the next batch (validation already
@@ -210,7 +209,7 @@ def _claimed_rows(token: uuid.UUID, ids: list[int]) -> list[tuple[Any, ...]]:
             ORDER BY s.id
             FOR UPDATE OF s
             """,
-            [id_array(ids), token],
+            [int_array(ids), token],
         )
         return cursor.fetchall()
 

@@ -9,10 +9,9 @@ from datetime import datetime
 
 from django.db import connection
 
-from apps.core.dbcompat import is_sqlite
+from apps.core.dbcompat import int_array, is_sqlite
 from apps.workflows import sqlite_sql
 from apps.workflows.models import Journey, Step
-from apps.workflows.sql import id_array
 
 ORIGIN_KIND = "journey_step"
 
@@ -28,7 +27,7 @@ def journeys_lock_open(journey_ids: Iterable[int]) -> set[int]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT id, state FROM workflows_journey WHERE id = ANY(%s::bigint[]) ORDER BY id FOR UPDATE",
-            [id_array(ids)],
+            [int_array(ids)],
         )
         rows = cursor.fetchall()
     return {pk for pk, state in rows if state in Journey.OPEN_STATES}

@@ -9,13 +9,12 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from apps.core.dbcompat import is_sqlite
+from apps.core.dbcompat import int_array, is_sqlite
 from apps.core.errors import ApplicationError, Conflict, NotFound
 from apps.projects.models import Project
 from apps.workflows import rollup, sqlite_sql
 from apps.workflows.graph import EMPTY_GRAPH, Graph, graph_issues, shape_issues
 from apps.workflows.models import Execution, Journey, Step, Workflow, WorkflowVersion
-from apps.workflows.sql import id_array
 
 AUDIENCE_KINDS = ("external_ids", "segment", "tag", "everyone")
 MAX_EXTERNAL_IDS = 10_000
@@ -290,7 +289,7 @@ def _steps_wake(step_ids: list[int], projects: list[int]) -> int:
         cursor.execute(
             "UPDATE workflows_step SET due_at = %s"
             " WHERE id = ANY(%s::bigint[]) AND project_id = ANY(%s::bigint[]) AND state = 'waiting'",
-            [timezone.now(), id_array(step_ids), id_array(projects)],
+            [timezone.now(), int_array(step_ids), int_array(projects)],
         )
         return cursor.rowcount
 

@@ -6,6 +6,7 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
+from apps.core.dbcompat import int_array, text_array
 from apps.delivery.dispatch.claim import claim_batch
 from apps.delivery.dispatch.outcome import RowResult
 from apps.delivery.dispatch.record import (
@@ -13,7 +14,6 @@ from apps.delivery.dispatch.record import (
     _record_others,
     _record_sent,
     record_results,
-    text_array,
 )
 from apps.delivery.models import Attempt, Delivery
 from apps.delivery.services import DeliveryRequest, deliveries_enqueue
@@ -78,12 +78,12 @@ def test_the_plain_sent_path_writes_exactly_what_the_general_path_writes(project
         fast = _record_sent(cursor, token, [_sent(first, "ref-1")], now)
         general = _record_others(cursor, token, [_sent(second, "ref-2")], now)
         _attempts_others(cursor, [_sent(second, "ref-2")], now)
-    from apps.delivery.dispatch.record import UPDATE_ATTEMPTS_ACCEPTED, _int_array, id_array
+    from apps.delivery.dispatch.record import UPDATE_ATTEMPTS_ACCEPTED
 
     with connection.cursor() as cursor:
         cursor.execute(
             UPDATE_ATTEMPTS_ACCEPTED,
-            {"now": now, "ids": id_array([first.id]), "numbers": _int_array([1]), "latency": _int_array([7])},
+            {"now": now, "ids": int_array([first.id]), "numbers": int_array([1]), "latency": int_array([7])},
         )
     assert (fast, general) == ({first.id}, {second.id})
     one, two = (Delivery.objects.values(*DELIVERY_FIELDS, "provider_reference").get(pk=r.id) for r in (first, second))

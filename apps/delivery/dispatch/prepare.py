@@ -9,6 +9,7 @@ from typing import Any
 
 from django.db import connection
 
+from apps.core.dbcompat import int_array
 from apps.core.errors import NotFound
 from apps.delivery.channels.base import ChannelAdapter, ConnectorConfig, adapters
 from apps.delivery.dbcompat import ids_json, is_sqlite
@@ -22,9 +23,7 @@ CACHE_SECONDS = 10.0
 
 
 def _id_array(ids: Iterable[int]) -> str:
-    if is_sqlite():
-        return ids_json(ids)
-    return "{" + ",".join(map(str, ids)) + "}"
+    return ids_json(ids) if is_sqlite() else int_array(ids)
 
 
 # Postgres binds id lists as one array literal; SQLite as one JSON list (see ``_id_array``).

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.db import OperationalError, connection, transaction
 from psycopg.errors import LockNotAvailable
 
+from apps.core.dbcompat import int_array, text_array
 from apps.delivery import ratelimit
 from apps.delivery.connectors.failover import PROVIDER_FAULT_CODES, failover_apply
 from apps.delivery.dbcompat import ids_json, is_sqlite, ts
@@ -134,10 +135,6 @@ def _response_json(result: RowResult) -> str | None:
     return json.dumps(result.response, default=str) if result.response is not None else None
 
 
-def id_array(ids: list[int]) -> str:
-    return "{" + ",".join(map(str, ids)) + "}"
-
-
 def _connector_health(results: list[RowResult], now: datetime) -> None:
     by_connector: dict[int, list[RowResult]] = {}
     for result in results:
@@ -187,15 +184,6 @@ def _connector_health(results: list[RowResult], now: datetime) -> None:
             )
 
 
-def text_array(values: list[str]) -> str:
-    """A text[] literal: every element quoted, with its quotes and backslashes escaped."""
-    return "{" + ",".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values) + "}"
-
-
-def _int_array(values: list[int | None]) -> str:
-    return "{" + ",".join("NULL" if v is None else str(int(v)) for v in values) + "}"
-
-
 def _plainly_sent(r: RowResult) -> bool:
     return r.state == "sent" and not r.reason and r.due_at is None and r.snapshot is None and "budget" not in r.extra
 
@@ -208,8 +196,8 @@ def _record_sent(cursor: Any, token: int, sent: list[RowResult], now: datetime) 
     sent = sorted(sent, key=lambda r: r.row.id)
     params = {
         "now": now,
-        "ids": id_array([r.row.id for r in sent]),
-        "attempts": _int_array([r.attempts_after for r in sent]),
+        "ids": int_array([r.row.id for r in sent]),
+        "attempts": int_array([r.attempts_after for r in sent]),
         "refs": text_array([r.reference for r in sent]),
         "token": token,
     }
@@ -233,9 +221,10 @@ LOCK_RETRY_SECONDS = 0.05
 
 def _record_postgres(cursor: Any, token: int, results: list[RowResult], now: datetime) -> set[int]:
     attempted = [r for r in results if r.attempted]
-    cursor.execute(LOCK_BATCH, {"ids": id_array(sorted(r.row.id for r in results)), "token": token})
-    if not cursor.fetchall():
-        results = []  # none is ours any more; the attempts below are history all the same
+    cursor.execute(LOCK_BATCH, {"ids": int_array(sorted(r.row.id for r in results)), "token": token})
+    ours = {pk for (pk,) in cursor.fetchall()}
+    # Rows reclaimed meanwhile are not written; their attempts below are history all the same.
+    results = [r for r in results if r.row.id in ours]
     sent = [r for r in results if _plainly_sent(r)]
     kept_ids = _record_sent(cursor, token, sent, now) if sent else set()
     if len(sent) < len(results):
@@ -246,9 +235,9 @@ def _record_postgres(cursor: Any, token: int, results: list[RowResult], now: dat
             UPDATE_ATTEMPTS_ACCEPTED,
             {
                 "now": now,
-                "ids": id_array([r.row.id for r in accepted]),
-                "numbers": _int_array([r.attempts_after for r in accepted]),
-                "latency": _int_array([r.latency_ms for r in accepted]),
+                "ids": int_array([r.row.id for r in accepted]),
+                "numbers": int_array([r.attempts_after for r in accepted]),
+                "latency": int_array([r.latency_ms for r in accepted]),
             },
         )
     others = [r for r in attempted if not _plainly_accepted(r)]
@@ -277,7 +266,7 @@ def _record_others(cursor: Any, token: int, results: list[RowResult], now: datet
         {
             "now": now,
             "rows": json.dumps(rows, default=str),
-            "ids": id_array(sorted(r.row.id for r in results)),
+            "ids": int_array(sorted(r.row.id for r in results)),
             "token": token,
         },
     )
