@@ -9,6 +9,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from apps.console.access import SESSION_PROJECT, console_page
+from apps.core.ids import parse_id
 from apps.governance.selectors import api_key_list, projects_for_user
 
 
@@ -36,7 +37,8 @@ def home(request: HttpRequest) -> HttpResponse:
 @console_page
 def switch_project(request: HttpRequest) -> HttpResponse:
     wanted = request.POST.get("project")
-    project = projects_for_user(request.user).filter(pk=wanted).first() if wanted and wanted.isdigit() else None
+    pk = parse_id(wanted)
+    project = projects_for_user(request.user).filter(pk=pk).first() if pk else None
     if project is None:
         messages.error(request, "You are not a member of that project.")
     else:

@@ -1,8 +1,10 @@
-"""Request body limits, enforced before a body is read.
+"""Request limits, enforced at the door before a body is read or a view runs.
 
 Under ASGI, Django buffers the whole body before any middleware runs, so the ASGI
 wrapper refuses an oversized ``Content-Length`` at the door; the Django middleware
-does the same for WSGI and the test client.
+does the same for WSGI and the test client. The middleware also refuses a NUL character
+in an API path or query string: no stored value can hold one (PostgreSQL text cannot),
+so no lookup could match it, and the database driver would raise instead of answering.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import parse_qsl
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
@@ -48,7 +51,19 @@ class BodySizeLimitMiddleware:
             if declared > limit:
                 status, code, detail = _too_large(limit, declared)
                 return problem_response(status, code, detail, limit=limit)
+            query = request.META.get("QUERY_STRING", "")
+            if "\x00" in request.path:
+                return problem_response(404, "not_found", "No API endpoint or object has a NUL character in its path.")
+            if "%00" in query or "\x00" in query:
+                return _nul_in_query(query)
         return self.get_response(request)
+
+
+def _nul_in_query(query: str) -> HttpResponse:
+    name = next((n for n, v in parse_qsl(query, keep_blank_values=True) if "\x00" in n + v), "")
+    detail = "A query parameter holds a NUL character (%00), which no stored value can match."
+    error = {"field": name or None, "message": detail, "code": "invalid_character"}
+    return problem_response(422, "invalid_character", detail, errors=[error])
 
 
 ASGIApp = Callable[[dict[str, Any], Callable[[], Awaitable[dict]], Callable[[dict], Awaitable[None]]], Awaitable[None]]

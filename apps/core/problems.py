@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from django.core.exceptions import BadRequest, RequestDataTooBig, SuspiciousOperation
+from django.core.exceptions import BadRequest, ObjectDoesNotExist, RequestDataTooBig, SuspiciousOperation
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.signals import got_request_exception
 from django.http import Http404, HttpRequest, HttpResponse
@@ -105,7 +105,9 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         if exc.field:
             extra.setdefault("errors", [{"field": exc.field, "message": exc.message, "code": exc.code}])
         return _problem(exc.status, exc.code, exc.message, **extra)
-    if isinstance(exc, Http404):
+    if isinstance(exc, (Http404, ObjectDoesNotExist)):
+        # ObjectDoesNotExist: a row the view had read was deleted before it was written
+        # (a PATCH racing a DELETE); for the caller it is gone.
         return _problem(404, "not_found", "No such object in this project.")
     if isinstance(exc, RequestDataTooBig):
         return _problem(413, "payload_too_large", "The request body is larger than this endpoint accepts.")

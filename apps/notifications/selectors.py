@@ -8,16 +8,16 @@ from django.db.models import QuerySet
 
 from apps.core.dbcompat import is_sqlite
 from apps.core.errors import NotFound
+from apps.core.ids import parse_id
 from apps.delivery.models import Delivery
 from apps.notifications.models import Notification
 from apps.projects.models import Project
 
 
 def notification_get(project: Project, notification_id: int | str) -> Notification:
+    pk = parse_id(notification_id)
     notification = (
-        Notification.objects.for_project(project).select_related("outbox_event").filter(pk=notification_id).first()
-        if str(notification_id).isdigit()
-        else None
+        Notification.objects.for_project(project).select_related("outbox_event").filter(pk=pk).first() if pk else None
     )
     if notification is None:
         raise NotFound(f"There is no notification {notification_id} in this project.")

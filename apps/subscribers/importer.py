@@ -21,6 +21,7 @@ from apps.subscribers.validation import (
     email_problem,
     locale_problem,
     phone_problem,
+    tag_count_problem,
     tag_problem,
     timezone_problem,
 )
@@ -140,6 +141,8 @@ def validate_row(line: int, data: dict[str, Any], tags: Any, attributes: Any) ->
         problem = tag_problem(name)
         if problem:
             errors.append(problem)
+    if problem := tag_count_problem(len(tags)):
+        errors.append(problem)
     attrs_json = _attributes_json(attributes, errors)
     if errors:
         return " ".join(errors)
@@ -236,7 +239,10 @@ class _CsvRowCheck:
             known = self.tag_cells.get(cell)
             if known is None:
                 names = [t.strip() for t in cell.split(CSV_TAG_SEPARATOR) if t.strip()]
-                known = (list(dict.fromkeys(names)), [p for n in names if (p := tag_problem(n))])
+                problems = [p for n in names if (p := tag_problem(n))]
+                if problem := tag_count_problem(len(names)):
+                    problems.append(problem)
+                known = (list(dict.fromkeys(names)), problems)
                 if len(self.tag_cells) >= self.CACHE_SIZE:
                     self.tag_cells.clear()
                 self.tag_cells[cell] = known

@@ -13,6 +13,10 @@ from apps.core.errors import ApplicationError
 from apps.core.time import is_valid_timezone
 
 TAG_MAX_LENGTH = 64
+# Tags are for segmenting, not storage: at most this many names added (and as many
+# removed) by one request or import row, and at most this many on one subscriber.
+TAGS_PER_REQUEST = 100
+TAGS_PER_SUBSCRIBER = 250
 # Deliberately simple: one @, a dot in the domain, no spaces. Deliverability is the
 # provider's business; this catches typos and pasted garbage.
 _EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$")
@@ -62,6 +66,12 @@ def _tag_problem(name: str) -> str | None:
         return f"Tag {name!r} contains control characters."
     if name != name.strip():
         return f"Tag {name!r} has leading or trailing spaces."
+    return None
+
+
+def tag_count_problem(count: int) -> str | None:
+    if count > TAGS_PER_REQUEST:
+        return f"{count} tags in one change; the limit is {TAGS_PER_REQUEST}."
     return None
 
 

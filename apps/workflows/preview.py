@@ -48,8 +48,14 @@ def wait_preview(
     zone = ZoneInfo(name) if name else None
     try:
         resumes = resume_at(graph.config(node_id), at, zone)
+        resumes_local = resumes.astimezone(zone).isoformat() if zone else None
     except WaitConfigError as error:
         raise ApplicationError(str(error), code="timezone_required" if zone is None else "invalid_wait") from None
+    except OverflowError:
+        # Python's calendar ends with the year 9999.
+        raise ApplicationError(
+            f"A wait reached at {at.isoformat()} would resume after the year 9999.", code="out_of_range", field="at"
+        ) from None
     return {
         "node": node_id,
         "config": graph.config(node_id),
@@ -57,5 +63,5 @@ def wait_preview(
         "timezone": name or None,
         "timezone_source": source,
         "resumes_at": resumes,
-        "resumes_at_local": resumes.astimezone(zone).isoformat() if zone else None,
+        "resumes_at_local": resumes_local,
     }

@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 
 from apps.console.access import console_page
 from apps.core.errors import ApplicationError
+from apps.core.ids import parse_id
 from apps.delivery.console.forms import DeadLetterFilterForm
 from apps.delivery.models import Attempt, Delivery, DeliveryEvent
 from apps.delivery.rendering import TemplateError, render_context
@@ -104,7 +105,7 @@ def dead_letters_replay_view(request: HttpRequest) -> HttpResponse:
             filters = {k: v for k, v in form.cleaned_data.items() if v} if form.is_valid() else {}
             replayed = dead_letters_replay(project=project, **filters)
         else:
-            ids = [int(i) for i in request.POST.getlist("ids") if i.isdigit()]
+            ids = [pk for i in request.POST.getlist("ids") if (pk := parse_id(i))]
             if not ids:
                 messages.error(request, "Select at least one dead letter to replay.")
                 return redirect("delivery_console:dead_letters")

@@ -22,6 +22,7 @@ from anymail.webhooks.sendgrid import SendGridTrackingWebhookView
 from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpRequest
 
+from apps.core.ids import parse_id
 from apps.delivery.channels.base import ReceiptEvent, ReceiptStatus
 
 from .base import WebhookRefused, register_parser, stable_event_id
@@ -100,7 +101,7 @@ def _receipt(provider: str, event: AnymailTrackingEvent) -> ReceiptEvent | None:
         provider_event_id=f"{provider}:{event_id}:{event.event_type}",
         status=status,
         provider_reference=str(event.message_id or "").strip("<>"),
-        delivery_id=int(raw_id) if raw_id.isdigit() else None,
+        delivery_id=parse_id(raw_id),
         occurred_at=event.timestamp,
         hard_bounce=event.event_type in (EventType.BOUNCED, EventType.REJECTED),
         description=str(event.description or event.reject_reason or event.mta_response or "")[:500],

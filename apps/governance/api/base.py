@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
@@ -11,6 +10,7 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.core.json_body import ApiJSONParser, JsonBodyRefused, json_body_load
 from apps.core.problems import problem_exception_handler
 from apps.governance.authentication import ApiKeyAuthentication, ApiPrincipal, KeyRejected, resolve_api_key
 from apps.governance.models import ApiKey
@@ -27,6 +27,7 @@ class ProjectAPIView(APIView):
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [HasScope]
     throttle_classes = [ApiKeyRateThrottle]
+    parser_classes = [ApiJSONParser]
     required_scope: str | None = None
     required_scopes: dict[str, str] | None = None
 
@@ -58,12 +59,13 @@ class ProjectAPIView(APIView):
             or self.authentication_classes != ProjectAPIView.authentication_classes
             or self.permission_classes != ProjectAPIView.permission_classes
             or self.throttle_classes != ProjectAPIView.throttle_classes
+            or self.parser_classes != ProjectAPIView.parser_classes
         ):
             return None
         try:
-            # As DRF's JSONParser: UTF-8, strict (no NaN or Infinity).
-            return json.loads(request.body.decode("utf-8"), parse_constant=_refuse_constant)
-        except (ValueError, RequestDataTooBig):  # DRF reads the stream itself, with no such limit
+            # As ApiJSONParser: UTF-8, strict (no NaN or Infinity), depth and characters checked.
+            return json_body_load(request.body.decode("utf-8"))
+        except (ValueError, JsonBodyRefused, RequestDataTooBig):  # DRF reads the stream itself, with no such limit
             return None
 
     def plain_key(self, request: HttpRequest) -> ApiKey | None:
@@ -115,7 +117,3 @@ class ProjectAPIView(APIView):
 
 
 _RENDERER = JSONRenderer()
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")

@@ -7,6 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.errors import NotFound
+from apps.core.ids import parse_id
 from apps.delivery.api.schema import problems
 from apps.governance import scopes
 from apps.governance.api.base import ProjectAPIView
@@ -98,11 +99,8 @@ class BroadcastDetailView(ProjectAPIView):
         responses={200: OpenApiResponse(BroadcastOut, description="Fan-out state."), **problems(404)},
     )
     def get(self, request: Request, broadcast_id: str) -> Response:
-        broadcast = (
-            Broadcast.objects.for_project(self.project).filter(pk=broadcast_id).first()
-            if broadcast_id.isdigit()
-            else None
-        )
+        pk = parse_id(broadcast_id)
+        broadcast = Broadcast.objects.for_project(self.project).filter(pk=pk).first() if pk else None
         if broadcast is None:
             raise NotFound(f"There is no broadcast {broadcast_id} in this project.")
         return Response(

@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from apps.subscribers.models import Channel, Device, ImportJob, Segment, Subscriber, TagEvent
+from apps.subscribers.validation import TAGS_PER_REQUEST, TAGS_PER_SUBSCRIBER
 
 
 class IdentifyIn(serializers.Serializer):
@@ -39,9 +40,21 @@ class SubscriberPatchIn(serializers.Serializer):
     preferences = PreferenceIn(many=True, required=False)
 
 
+def _tag_names(verb: str) -> serializers.ListField:
+    return serializers.ListField(
+        child=serializers.CharField(trim_whitespace=False, allow_blank=True),
+        default=list,
+        max_length=TAGS_PER_REQUEST,
+        help_text=(
+            f"Tag names to {verb}, at most {TAGS_PER_REQUEST}. A subscriber holds at most "
+            f"{TAGS_PER_SUBSCRIBER} tags (422 too_many_tags beyond)."
+        ),
+    )
+
+
 class TagsIn(serializers.Serializer):
-    add = serializers.ListField(child=serializers.CharField(trim_whitespace=False, allow_blank=True), default=list)
-    remove = serializers.ListField(child=serializers.CharField(trim_whitespace=False, allow_blank=True), default=list)
+    add = _tag_names("add")
+    remove = _tag_names("remove")
 
 
 class DeviceIn(serializers.Serializer):

@@ -19,7 +19,7 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from apps.core.dbcompat import IN_JSON, ids_json, is_sqlite, ts
-from apps.core.errors import ApplicationError, Conflict
+from apps.core.errors import ApplicationError, Conflict, NotFound
 from apps.projects.models import Project
 from apps.subscribers.models import Segment
 from apps.subscribers.rules import compile_rules, rule_tag_names, rules_match, validate_rules
@@ -50,7 +50,11 @@ def segment_create(*, project: Project, name: str, rules: dict[str, Any]) -> Seg
 def segment_update(
     *, project: Project, segment: Segment, name: str | None = None, rules: dict[str, Any] | None = None
 ) -> Segment:
-    segment = Segment.objects.select_for_update().for_project(project).get(pk=segment.pk)
+    locked = Segment.objects.select_for_update().for_project(project).filter(pk=segment.pk).first()
+    if locked is None:
+        # Deleted since the caller read it (a DELETE that committed first).
+        raise NotFound(f"No segment {segment.pk}.", field="segment")
+    segment = locked
     if name is not None:
         segment.name = _check_name(name)
     rules_changed = rules is not None and rules != segment.rules

@@ -19,7 +19,7 @@ from apps.core.errors import ApplicationError, NotFound
 from apps.projects.models import Project
 from apps.subscribers.models import Subscriber, TagEvent
 from apps.subscribers.services.segments import segments_refresh_for
-from apps.subscribers.validation import ensure_tags
+from apps.subscribers.validation import TAGS_PER_SUBSCRIBER, ensure, ensure_tags, tag_count_problem
 
 _ADD = """
 WITH pairs AS (SELECT * FROM unnest(%s::bigint[], %s::text[]) AS p(sid, name)),
@@ -197,12 +197,33 @@ def _with_names(cursor: Any, links: list[tuple[int, int]]) -> list[tuple[int, st
 
 @transaction.atomic
 def subscriber_tags_change(
-    *, project: Project, subscriber: Subscriber, add: list[str], remove: list[str], source: str, source_ref: str = ""
+    *,
+    project: Project,
+    subscriber: Subscriber,
+    add: list[str],
+    remove: list[str],
+    source: str,
+    source_ref: str = "",
 ) -> set[str]:
-    """Add and remove tags on one subscriber; returns the tag names it has afterwards."""
+    """Add and remove tags on one subscriber; returns the tag names it has afterwards.
+
+    At most ``TAGS_PER_REQUEST`` names each to add and to remove, and the subscriber ends
+    with at most ``TAGS_PER_SUBSCRIBER`` tags (one already over it may still lose tags).
+    """
     from apps.subscribers.selectors import subscriber_tag_names
 
     if subscriber.project_id != project.pk:
         raise NotFound("Subscriber not found.", field="subscriber")
+    for field, names in (("add", add), ("remove", remove)):
+        if isinstance(names, list):
+            ensure(tag_count_problem(len(names)), field=field, code="too_many_tags")
+    before = len(subscriber_tag_names(project, [subscriber.pk]).get(subscriber.pk, set()))
     tags_change_bulk(project=project, changes=[(subscriber.pk, add, remove)], source=source, source_ref=source_ref)
-    return subscriber_tag_names(project, [subscriber.pk]).get(subscriber.pk, set())
+    after = subscriber_tag_names(project, [subscriber.pk]).get(subscriber.pk, set())
+    if len(after) > TAGS_PER_SUBSCRIBER and len(after) > before:
+        raise ApplicationError(
+            f"A subscriber holds at most {TAGS_PER_SUBSCRIBER} tags; this change would leave {len(after)}.",
+            code="too_many_tags",
+            field="add",
+        )
+    return after
