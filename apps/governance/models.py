@@ -1,4 +1,5 @@
-"""Who may do what: organization memberships with roles, and project API keys."""
+"""Who may do what: organization memberships with roles, project API keys, and the
+identity-verification secret that lets a public key act for one identified subscriber."""
 
 from __future__ import annotations
 
@@ -86,7 +87,34 @@ class ApiKey(ProjectScopedModel):
             return "expiring"
         return "rotated" if self.replaced_by_id else "revoked"
 
+    @property
+    def under_public_ceiling(self) -> bool:
+        """Public keys, and restricted keys bounded by the public ceiling: safe in an app."""
+        return "secret" not in (self.kind, self.ceiling)
+
     def effective_scopes(self) -> frozenset[str]:
         if self.kind == self.Kind.RESTRICTED:
             return frozenset(self.scopes) & CEILINGS[self.ceiling]
         return CEILINGS[self.kind]
+
+
+class IdentitySecret(ProjectScopedModel):
+    """The project's identity-verification secret, encrypted at rest (``apps.core.crypto``).
+
+    The customer's server signs each of its users' external ids with it, as
+    HMAC-SHA256 in lowercase hex (the *subscriber hash*), and hands the hash to its app;
+    with it a public key may change that identified subscriber. Unlike an API key it
+    must stay readable, because every hash is checked against it.
+    """
+
+    secret_encrypted = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project"], name="identity_secret_one_per_project")]
+
+    def __str__(self) -> str:
+        return f"identity secret of project {self.project_id}"

@@ -28,7 +28,7 @@ def test_sign_in_create_copy_and_revoke_a_key(page, project):
     raw = revealed.input_value()
     assert raw.startswith("pk_")
     page.click("[data-copy-target=new-key-value]")
-    page.locator(".copied").wait_for(state="visible")
+    page.locator("[data-testid=new-key] .copied").wait_for(state="visible")
     assert page.evaluate("navigator.clipboard.readText()") == raw
 
     key = ApiKey.objects.get(project=project, name="Mobile app")

@@ -11,13 +11,19 @@ def _identify(client: Any, **body: Any) -> Any:
     return client.post("/api/v1/subscribers/identify", body, format="json")
 
 
-def test_public_key_may_identify_tag_and_register_devices(public_client: Any) -> None:
+def test_public_key_may_identify_tag_and_register_devices(public_client: Any, project: Any) -> None:
+    from apps.governance.identity import identity_secret_reveal, subscriber_hash_for
+
     r = _identify(public_client, external_id="u1", email="u1@example.com", timezone="Europe/Lisbon")
     assert r.status_code == 200, r.json()
     assert r.json()["external_id"] == "u1"
-    r = public_client.post("/api/v1/subscribers/u1/tags", {"add": ["vip"], "remove": []}, format="json")
+    proof = subscriber_hash_for(identity_secret_reveal(project=project), "u1")
+    r = public_client.post(
+        "/api/v1/subscribers/u1/tags", {"add": ["vip"], "remove": [], "subscriber_hash": proof}, format="json"
+    )
     assert r.status_code == 200 and r.json()["tags"] == ["vip"]
-    r = public_client.post("/api/v1/devices", {"external_id": "u1", "platform": "ios", "token": "tok"}, format="json")
+    device = {"external_id": "u1", "platform": "ios", "token": "tok", "subscriber_hash": proof}
+    r = public_client.post("/api/v1/devices", device, format="json")
     assert r.status_code == 201
     assert public_client.delete("/api/v1/devices/tok").status_code == 204
     assert not Device.objects.exists()

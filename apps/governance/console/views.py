@@ -1,4 +1,5 @@
-"""API keys in the console: list, create (shown once), rotate and revoke."""
+"""API keys in the console: list, create (shown once), rotate and revoke; and the
+project's identity-verification secret, shown to those who manage keys and rotated here."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.views.decorators.http import require_POST
 from apps.console.access import console_page, require_role
 from apps.core.errors import ApplicationError
 from apps.governance.console.forms import ApiKeyCreateForm, ApiKeyRotateForm
+from apps.governance.identity import identity_secret_reveal, identity_secret_rotate
 from apps.governance.models import KEY_MANAGER_ROLES, ApiKey
 from apps.governance.selectors import api_key_get, api_key_list
 from apps.governance.services import api_key_create, api_key_revoke, api_key_rotate
@@ -48,6 +50,7 @@ def key_list(request: HttpRequest) -> HttpResponse:
                 return redirect("governance_console:keys")
         status = 400
     new_key = request.session.pop(SESSION_NEW_KEY, None)
+    can_manage = request.membership.can_manage_keys  # type: ignore[attr-defined]
     return render(
         request,
         "governance/keys.html",
@@ -57,7 +60,8 @@ def key_list(request: HttpRequest) -> HttpResponse:
             "form": form,
             "rotate_form": ApiKeyRotateForm(),
             "new_key": new_key,
-            "can_manage": request.membership.can_manage_keys,  # type: ignore[attr-defined]
+            "can_manage": can_manage,
+            "identity_secret": identity_secret_reveal(project=project) if can_manage else None,
         },
         status=status,
     )
@@ -95,4 +99,13 @@ def key_rotate(request: HttpRequest, key_id: int) -> HttpResponse:
         return redirect("governance_console:keys")
     _remember_new_key(request, new, raw)
     messages.success(request, f"Key “{key.name}” rotated. Copy the new key now: it will not be shown again.")
+    return redirect("governance_console:keys")
+
+
+@require_POST
+@console_page
+def identity_secret_rotate_view(request: HttpRequest) -> HttpResponse:
+    require_role(request, KEY_MANAGER_ROLES)
+    identity_secret_rotate(project=request.project, rotated_by=request.user)  # type: ignore[attr-defined]
+    messages.success(request, "Identity secret rotated: subscriber hashes made with the old one no longer work.")
     return redirect("governance_console:keys")

@@ -10,7 +10,10 @@ from rest_framework import exceptions
 from rest_framework.request import Request
 
 from apps.core.api_schema import problem_responses
+from apps.core.errors import PermissionDenied
 from apps.governance.api.base import ProjectAPIView
+from apps.governance.identity import subscriber_hash_matches
+from apps.governance.scopes import READ
 
 
 class SubscribersAPIView(ProjectAPIView):
@@ -21,9 +24,32 @@ class SubscribersAPIView(ProjectAPIView):
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
-        key = self.api_key
-        if request.method in self.secret_methods and "secret" not in (key.kind, key.ceiling):
+        if request.method in self.secret_methods and self.api_key.under_public_ceiling:
             raise exceptions.PermissionDenied("This operation needs a secret key.", "secret_key_required")
+
+    @property
+    def reads_people(self) -> bool:
+        """Whether answers may carry personal data: only for keys holding ``read``."""
+        return READ in self.api_key.effective_scopes()
+
+    def identity_verified(self, external_id: str | None, subscriber_hash: str | None) -> bool:
+        """Whether this request may change the identified subscriber ``external_id``.
+
+        Keys under the secret ceiling act for anyone. A public key proves it acts for one
+        person with their subscriber hash; a wrong hash is refused at once.
+        """
+        if not self.api_key.under_public_ceiling:
+            return True
+        if not subscriber_hash or not external_id:
+            return False
+        if not subscriber_hash_matches(project=self.project, external_id=external_id, given=subscriber_hash):
+            raise PermissionDenied(
+                "subscriber_hash is not the HMAC-SHA256 of this external_id with the project's "
+                "identity-verification secret.",
+                code="identity_verification_required",
+                field="subscriber_hash",
+            )
+        return True
 
 
 def encode_cursor(last_id: int) -> str:

@@ -9,6 +9,22 @@ from rest_framework import serializers
 from apps.subscribers.models import Channel, Device, ImportJob, Segment, Subscriber, TagEvent
 from apps.subscribers.validation import TAGS_PER_REQUEST, TAGS_PER_SUBSCRIBER
 
+SUBSCRIBER_HASH_HELP = (
+    "Public keys only: proof that the app acts for this external_id, required to change a subscriber "
+    "that already exists with an external id. The lowercase hex HMAC-SHA256 of the external_id (UTF-8) "
+    "keyed with the project's identity-verification secret (console, API keys page), computed by your "
+    "server and handed to your app. Secret keys need none."
+)
+
+
+def subscriber_hash_field() -> serializers.CharField:
+    return serializers.CharField(max_length=128, required=False, help_text=SUBSCRIBER_HASH_HELP)
+
+
+def _hash_needs_external_id(attrs: dict[str, Any]) -> None:
+    if attrs.get("subscriber_hash") and not attrs.get("external_id"):
+        raise serializers.ValidationError({"subscriber_hash": "A subscriber_hash goes with the external_id it signs."})
+
 
 class IdentifyIn(serializers.Serializer):
     external_id = serializers.CharField(max_length=255, required=False, allow_null=True)
@@ -18,10 +34,12 @@ class IdentifyIn(serializers.Serializer):
     timezone = serializers.CharField(max_length=64, required=False, allow_blank=True)
     locale = serializers.CharField(max_length=35, required=False, allow_blank=True)
     attributes = serializers.DictField(required=False)
+    subscriber_hash = subscriber_hash_field()
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not attrs.get("external_id") and not attrs.get("anonymous_id"):
             raise serializers.ValidationError({"external_id": "Send an external_id, an anonymous_id, or both."})
+        _hash_needs_external_id(attrs)
         return attrs
 
 
@@ -55,17 +73,36 @@ def _tag_names(verb: str) -> serializers.ListField:
 class TagsIn(serializers.Serializer):
     add = _tag_names("add")
     remove = _tag_names("remove")
+    subscriber_hash = subscriber_hash_field()
+
+
+class TagsQuery(serializers.Serializer):
+    id_type = serializers.ChoiceField(
+        choices=[("external", "external"), ("anonymous", "anonymous")],
+        default="external",
+        help_text=(
+            "What the path names: the subscriber's external id (default), or the anonymous id an app "
+            "gave a visitor before login; the tags follow the visitor when identify merges them."
+        ),
+    )
 
 
 class DeviceIn(serializers.Serializer):
     external_id = serializers.CharField(max_length=255, required=False, allow_null=True)
-    anonymous_id = serializers.CharField(max_length=255, required=False, allow_null=True)
+    anonymous_id = serializers.CharField(
+        max_length=255,
+        required=False,
+        allow_null=True,
+        help_text="A visitor's anonymous id: the device follows them when identify merges them.",
+    )
     platform = serializers.CharField()
     token = serializers.CharField(max_length=4096)
+    subscriber_hash = subscriber_hash_field()
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not attrs.get("external_id") and not attrs.get("anonymous_id"):
             raise serializers.ValidationError({"external_id": "Send the external_id or anonymous_id of the owner."})
+        _hash_needs_external_id(attrs)
         return attrs
 
 
@@ -148,6 +185,23 @@ class SubscriberOut(serializers.Serializer):
 
 class SubscriberTaggedOut(SubscriberOut):
     tags = serializers.ListField(child=serializers.CharField())
+
+
+class IdentifyOut(serializers.Serializer):
+    """Keys with ``read`` get the whole profile; other keys (every public key) get only
+    the subscriber's id and the ids they sent."""
+
+    id = serializers.IntegerField()
+    external_id = serializers.CharField(allow_null=True)
+    anonymous_id = serializers.CharField(allow_null=True)
+    email = serializers.CharField(allow_blank=True, required=False)
+    phone = serializers.CharField(allow_blank=True, required=False)
+    timezone = serializers.CharField(allow_blank=True, required=False)
+    locale = serializers.CharField(allow_blank=True, required=False)
+    attributes = serializers.DictField(required=False)
+    created_at = serializers.DateTimeField(required=False)
+    updated_at = serializers.DateTimeField(required=False)
+    tags = serializers.ListField(child=serializers.CharField(), required=False)
 
 
 class SubscriberDetailOut(SubscriberTaggedOut):
@@ -254,6 +308,16 @@ def subscriber_out(s: Subscriber, tags: set[str] | None = None) -> dict[str, Any
     if tags is not None:
         body["tags"] = sorted(tags)
     return body
+
+
+def subscriber_ids_out(s: Subscriber, *, external_id: str | None, anonymous_id: str | None) -> dict[str, Any]:
+    """What a key without ``read`` learns: the row's id and only the ids it sent (an
+    anonymous id merged into someone must not reveal their external id)."""
+    return {
+        "id": s.pk,
+        "external_id": external_id if external_id == s.external_id else None,
+        "anonymous_id": anonymous_id or None,
+    }
 
 
 def device_out(d: Device) -> dict[str, Any]:

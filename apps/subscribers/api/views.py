@@ -7,6 +7,7 @@ from typing import Any
 from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -26,6 +27,20 @@ from apps.subscribers.services import (
 EXTERNAL_ID = OpenApiParameter(
     "external_id", str, OpenApiParameter.PATH, description="The subscriber's external id (your user id)."
 )
+IDENTIFY_RULES = """Sending both ids merges the anonymous profile into the identified one.
+
+**Public keys** (`pk_`, and restricted keys under the public ceiling) are safe inside apps:
+
+- The answer carries only the subscriber's `id` and the ids sent, never personal data
+  (keys holding `read`, every secret key, get the whole profile).
+- A public key may set profile fields (email, phone, timezone, locale, attributes) on a
+  subscriber this call creates, or on an anonymous one. Changing a subscriber that already
+  exists with an external id (its fields, merging an anonymous profile into it) needs its
+  `subscriber_hash`: the lowercase hex HMAC-SHA256 of the external_id, keyed with the
+  project's identity-verification secret (console, API keys page), computed by your server
+  and handed to your app at sign-in. Without it, or with a wrong one, the answer is 403
+  `identity_verification_required` and nothing changes. The same rule holds for
+  registering a device to, and tagging, an identified subscriber."""
 TOKEN = OpenApiParameter("token", str, OpenApiParameter.PATH, description="The device's push token.")
 
 
@@ -42,22 +57,26 @@ class IdentifyView(SubscribersAPIView):
         operation_id="subscribers_identify",
         tags=["subscribers"],
         summary="Create or update a subscriber by external_id and/or anonymous_id",
-        description="Sending both ids merges the anonymous profile into the identified one.",
+        description=IDENTIFY_RULES,
         request=s.IdentifyIn,
-        responses={200: s.SubscriberTaggedOut, **problems(403, 422)},
+        responses={200: s.IdentifyOut, **problems(403, 422)},
     )
     def post(self, request: Request) -> Response:
         data = valid(s.IdentifyIn, request.data)
+        external_id, anonymous_id = data.get("external_id"), data.get("anonymous_id")
         subscriber = subscriber_identify(
             project=self.project,
-            external_id=data.get("external_id"),
-            anonymous_id=data.get("anonymous_id"),
+            external_id=external_id,
+            anonymous_id=anonymous_id,
             email=data.get("email"),
             phone=data.get("phone"),
             timezone=data.get("timezone"),
             locale=data.get("locale"),
             attributes=data.get("attributes"),
+            identity_verified=self.identity_verified(external_id, data.get("subscriber_hash")),
         )
+        if not self.reads_people:
+            return Response(s.subscriber_ids_out(subscriber, external_id=external_id, anonymous_id=anonymous_id))
         tags = selectors.subscriber_tag_names(self.project, [subscriber.pk]).get(subscriber.pk, set())
         return Response(s.subscriber_out(subscriber, tags))
 
@@ -164,15 +183,41 @@ class SubscriberTagsView(SubscribersAPIView):
         operation_id="subscriber_tags_change",
         tags=["subscribers"],
         summary="Add and remove tags; answers the tags and segments after the change",
-        parameters=[EXTERNAL_ID],
+        description=(
+            "With `?id_type=anonymous` the path names a visitor's anonymous id, so an app tags before "
+            "login and the tags reach the merge. A public key tags an identified subscriber only with "
+            "its `subscriber_hash` (403 `identity_verification_required`); an anonymous id already "
+            "merged into an identified subscriber is tagged by that subscriber's external id."
+        ),
+        parameters=[
+            OpenApiParameter(
+                "external_id",
+                str,
+                OpenApiParameter.PATH,
+                description="The subscriber's external id, or its anonymous id with id_type=anonymous.",
+            ),
+            s.TagsQuery,
+        ],
         request=s.TagsIn,
         responses={200: s.TagsOut, **problems(403, 404, 422)},
     )
     def post(self, request: Request, external_id: str) -> Response:
         data = valid(s.TagsIn, request.data)
-        subscriber = selectors.subscriber_get(self.project, external_id)
+        if valid(s.TagsQuery, request.query_params)["id_type"] == "anonymous":
+            if data.get("subscriber_hash"):
+                raise ValidationError({"subscriber_hash": "A subscriber_hash goes with the external_id it signs."})
+            subscriber = selectors.subscriber_by_anonymous_id(self.project, external_id)
+            verified = self.identity_verified(None, None)
+        else:
+            subscriber = selectors.subscriber_get(self.project, external_id)
+            verified = self.identity_verified(external_id, data.get("subscriber_hash"))
         names = subscriber_tags_change(
-            project=self.project, subscriber=subscriber, add=data["add"], remove=data["remove"], source="api"
+            project=self.project,
+            subscriber=subscriber,
+            add=data["add"],
+            remove=data["remove"],
+            source="api",
+            identity_verified=verified,
         )
         segments = selectors.subscriber_segments(self.project, subscriber)
         return Response({"tags": sorted(names), "segments": [{"id": g.pk, "name": g.name} for g in segments]})
@@ -185,14 +230,25 @@ class DeviceListView(SubscribersAPIView):
         operation_id="device_register",
         tags=["devices"],
         summary="Register (or move) a push token to a subscriber, creating the subscriber if new",
+        description=(
+            "The owner is named by external_id or by a visitor's anonymous_id (the device follows the "
+            "visitor into the identified subscriber at the merge). A public key registers a device to an "
+            "identified subscriber that already exists only with its `subscriber_hash` "
+            "(403 `identity_verification_required`)."
+        ),
         request=s.DeviceIn,
         responses={201: s.DeviceRegisteredOut, **problems(403, 422)},
     )
     def post(self, request: Request) -> Response:
         data = valid(s.DeviceIn, request.data)
+        external_id = data.get("external_id")
         with transaction.atomic():
             owner = subscriber_identify(
-                project=self.project, external_id=data.get("external_id"), anonymous_id=data.get("anonymous_id")
+                project=self.project,
+                external_id=external_id,
+                anonymous_id=data.get("anonymous_id"),
+                identity_verified=self.identity_verified(external_id, data.get("subscriber_hash")),
+                will_change=True,
             )
             device = device_register(
                 project=self.project, subscriber=owner, platform=data["platform"], token=data["token"]

@@ -14,6 +14,7 @@ from apps.core.errors import ApplicationError
 from apps.projects.models import Project
 from apps.subscribers.merge import subscriber_erase_hooks, subscriber_merge
 from apps.subscribers.models import Channel, ChannelPreference, Subscriber
+from apps.subscribers.services.identity import identity_guard
 from apps.subscribers.services.segments import segments_refresh_for
 from apps.subscribers.validation import ensure_contact
 
@@ -88,11 +89,17 @@ def subscriber_identify(
     locale: str | None = None,
     attributes: dict[str, Any] | None = None,
     source: str = "api",
+    identity_verified: bool = True,
+    will_change: bool = False,
 ) -> Subscriber:
     """Create or update a subscriber; with both ids, merge the anonymous one in.
 
     Idempotent: repeating the call changes nothing more, and concurrent calls with the
     same ids serialise on the unique indexes, so exactly one subscriber results.
+
+    A caller that is not ``identity_verified`` (a public key without the subscriber hash)
+    may not change an identified subscriber that already existed: no profile field, no
+    merge, and nothing the caller does with it next (``will_change``: a device).
     """
     _check_id(external_id, "external_id")
     _check_id(anonymous_id, "anonymous_id")
@@ -102,13 +109,20 @@ def subscriber_identify(
     if attributes is not None and not isinstance(attributes, dict):
         raise ApplicationError("attributes must be an object.", field="attributes")
 
+    # Even a value equal to the stored one counts: the answer must not confirm a guess.
+    changes = will_change or any(v is not None for v in (email, phone, timezone, locale, attributes))
     if external_id:
         subscriber_id, created = _upsert(project.pk, "external_id", external_id, lock=True)
         subscriber = Subscriber.objects.select_for_update().get(pk=subscriber_id)
+        # Repeating a merge that was done changes nothing (an app sends both ids at each start).
+        if changes or (anonymous_id and not _attached(subscriber, anonymous_id)):
+            identity_guard(subscriber, created=created, identity_verified=identity_verified)
         if anonymous_id:
             _attach_anonymous(subscriber, anonymous_id)
     else:
         subscriber, created = _anonymous(project.pk, anonymous_id or "")
+        if changes:
+            identity_guard(subscriber, created=created, identity_verified=identity_verified)
 
     changed = _apply(subscriber, email=email, phone=phone, timezone=timezone, locale=locale, attributes=attributes)
     if changed:
@@ -127,6 +141,14 @@ def _anonymous(project_id: int, anonymous_id: str) -> tuple[Subscriber, bool]:
     # Lock only the row we will write: an alias resolves to its survivor.
     target_id = row.merged_into_id or row.pk
     return Subscriber.objects.select_for_update().get(pk=target_id), False
+
+
+def _attached(subscriber: Subscriber, anonymous_id: str) -> bool:
+    return subscriber.anonymous_id == anonymous_id or (
+        Subscriber.objects.filter(
+            project_id=subscriber.project_id, anonymous_id=anonymous_id, merged_into_id=subscriber.pk
+        ).exists()
+    )
 
 
 def _attach_anonymous(target: Subscriber, anonymous_id: str) -> None:

@@ -18,6 +18,7 @@ from apps.core.dbcompat import IN_JSON, ids_json, is_sqlite, ts
 from apps.core.errors import ApplicationError, NotFound
 from apps.projects.models import Project
 from apps.subscribers.models import Subscriber, TagEvent
+from apps.subscribers.services.identity import identity_guard
 from apps.subscribers.services.segments import segments_refresh_for
 from apps.subscribers.validation import TAGS_PER_SUBSCRIBER, ensure, ensure_tags, tag_count_problem
 
@@ -204,16 +205,19 @@ def subscriber_tags_change(
     remove: list[str],
     source: str,
     source_ref: str = "",
+    identity_verified: bool = True,
 ) -> set[str]:
     """Add and remove tags on one subscriber; returns the tag names it has afterwards.
 
     At most ``TAGS_PER_REQUEST`` names each to add and to remove, and the subscriber ends
     with at most ``TAGS_PER_SUBSCRIBER`` tags (one already over it may still lose tags).
+    ``identity_verified``: see ``identity_guard``.
     """
     from apps.subscribers.selectors import subscriber_tag_names
 
     if subscriber.project_id != project.pk:
         raise NotFound("Subscriber not found.", field="subscriber")
+    identity_guard(subscriber, created=False, identity_verified=identity_verified)
     for field, names in (("add", add), ("remove", remove)):
         if isinstance(names, list):
             ensure(tag_count_problem(len(names)), field=field, code="too_many_tags")
