@@ -45,7 +45,11 @@ def test_duplicate_while_first_is_running_is_409(secret_client, project):
 
     fingerprint = hashlib.sha256(b'POST /api/v1/probe/write\n{"name":"a"}').hexdigest()
     IdempotencyRecord.objects.create(
-        project=project, key="k-3", fingerprint=fingerprint, expires_at=timezone.now() + timedelta(hours=1)
+        project=project,
+        namespace="secret",
+        key="k-3",
+        fingerprint=fingerprint,
+        expires_at=timezone.now() + timedelta(hours=1),
     )
     response = post(secret_client, {"name": "a"}, key="k-3")
     assert response.status_code == 409

@@ -1,9 +1,16 @@
 """``Idempotency-Key`` on POSTs under /api/v1/.
 
-A key is remembered per project with a fingerprint of the request. Same key and same
-request: the stored answer is replayed. Same key, different request: 422. Same key while
-the first is still running: 409. Only successful answers are stored, so a request that
-was refused leaves nothing behind and may be retried under the same key.
+A key is remembered per project and *namespace* with a fingerprint of the request. Same
+key and same request: the stored answer is replayed. Same key, different request: 422.
+Same key while the first is still running: 409. Only successful answers are stored, so a
+request that was refused leaves nothing behind and may be retried under the same key.
+
+Nothing is claimed or replayed until the URL is resolved and the owner resolver
+(``TIDINGS_IDEMPOTENCY_OWNER_RESOLVER``) has said who is asking: it answers ``None`` for a
+request the view will refuse (no key, a rejected key, a key without the scope), which
+then reaches the view and is refused there, and otherwise the project and the namespace
+its answers are kept in, so a replay never reaches a caller that could not have made the
+request itself.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -49,41 +57,54 @@ def _replay(record: IdempotencyRecord) -> HttpResponse:
     return response
 
 
+# (project id, namespace) of a request whose answers may be stored and replayed.
+Owner = tuple[int, str]
+_RECORD_ATTR = "_tidings_idempotency_record"
+
+
 class IdempotencyMiddleware:
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
-        self._resolve_project: Callable[[HttpRequest], int | None] | None = None
+        self._resolve_owner: Callable[[HttpRequest, Callable[..., HttpResponse]], Owner | None] | None = None
 
-    def resolve_project(self, request: HttpRequest) -> int | None:
-        if self._resolve_project is None:
-            self._resolve_project = import_string(settings.TIDINGS_IDEMPOTENCY_PROJECT_RESOLVER)
-        return self._resolve_project(request)
+    def resolve_owner(self, request: HttpRequest, view: Callable[..., HttpResponse]) -> Owner | None:
+        if self._resolve_owner is None:
+            self._resolve_owner = import_string(settings.TIDINGS_IDEMPOTENCY_OWNER_RESOLVER)
+        return self._resolve_owner(request, view)
 
-    def __call__(self, request: HttpRequest) -> HttpResponse:
+    def process_view(
+        self, request: HttpRequest, view: Callable[..., HttpResponse], args: Any, kwargs: Any
+    ) -> HttpResponse | None:
         key = request.headers.get(HEADER)
         if request.method != "POST" or key is None or not request.path.startswith("/api/v1/"):
-            return self.get_response(request)
+            return None
         if not key or len(key) > MAX_KEY_LENGTH or not key.isprintable():
             return problem_response(
                 400,
                 "invalid_idempotency_key",
                 f"{HEADER} must be 1 to {MAX_KEY_LENGTH} printable characters.",
             )
-        project_id = self.resolve_project(request)
-        if project_id is None:
-            # Unauthenticated: the view answers 401 and nothing is remembered.
-            return self.get_response(request)
-
-        fingerprint = request_fingerprint(request)
-        claimed = self._claim(project_id, key, fingerprint)
+        owner = self.resolve_owner(request, view)
+        if owner is None:
+            # The view refuses it (401 or 403), and nothing is remembered.
+            return None
+        claimed = self._claim(*owner, key, request_fingerprint(request))
         if isinstance(claimed, HttpResponse):
             return claimed
-        record = claimed
+        setattr(request, _RECORD_ATTR, claimed)
+        return None
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
         try:
             response = self.get_response(request)
         except BaseException:
-            IdempotencyRecord.objects.filter(pk=record.pk, state=IdempotencyRecord.State.IN_PROGRESS).delete()
+            record = getattr(request, _RECORD_ATTR, None)
+            if record is not None:
+                IdempotencyRecord.objects.filter(pk=record.pk, state=IdempotencyRecord.State.IN_PROGRESS).delete()
             raise
+        record = getattr(request, _RECORD_ATTR, None)
+        if record is None:
+            return response
         if response.status_code >= 400 or getattr(response, "streaming", False):
             IdempotencyRecord.objects.filter(pk=record.pk).delete()
             return response
@@ -96,18 +117,18 @@ class IdempotencyMiddleware:
         )
         return response
 
-    def _claim(self, project_id: int, key: str, fingerprint: str) -> IdempotencyRecord | HttpResponse:
+    def _claim(self, project_id: int, namespace: str, key: str, fingerprint: str) -> IdempotencyRecord | HttpResponse:
         now = timezone.now()
         expires = now + timedelta(hours=settings.TIDINGS_IDEMPOTENCY_TTL_HOURS)
         for _ in range(3):
             try:
                 with transaction.atomic():
                     return IdempotencyRecord.objects.create(
-                        project_id=project_id, key=key, fingerprint=fingerprint, expires_at=expires
+                        project_id=project_id, namespace=namespace, key=key, fingerprint=fingerprint, expires_at=expires
                     )
             except IntegrityError:
                 pass
-            existing = IdempotencyRecord.objects.filter(project_id=project_id, key=key).first()
+            existing = IdempotencyRecord.objects.filter(project_id=project_id, namespace=namespace, key=key).first()
             if existing is None:
                 continue  # deleted between our insert and read: try again
             stale = existing.state == IdempotencyRecord.State.IN_PROGRESS and existing.created_at < now - STALE_AFTER

@@ -55,6 +55,10 @@ class IdempotencyRecord(ProjectScopedModel):
         IN_PROGRESS = "in_progress", "In progress"
         COMPLETED = "completed", "Completed"
 
+    # Who may have the answer replayed: callers with the same powers (for API keys, one
+    # namespace per key type and scope set), so a replay never reaches a caller that could
+    # not have made the request.
+    namespace = models.CharField(max_length=64)
     key = models.CharField(max_length=255)
     fingerprint = models.CharField(max_length=64)
     state = models.CharField(max_length=16, choices=State.choices, default=State.IN_PROGRESS)
@@ -65,7 +69,9 @@ class IdempotencyRecord(ProjectScopedModel):
     expires_at = models.DateTimeField(db_index=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["project", "key"], name="idempotency_unique_key_per_project")]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "namespace", "key"], name="idempotency_unique_key_per_namespace")
+        ]
 
     def __str__(self) -> str:
         return f"{self.key} ({self.state})"

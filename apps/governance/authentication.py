@@ -83,14 +83,6 @@ def _lookup(request: HttpRequest) -> ApiKey | None:
     return key
 
 
-def project_id_for_request(request: HttpRequest) -> int | None:
-    try:
-        key = resolve_api_key(request)
-    except KeyRejected:
-        return None
-    return key.project_id if key else None
-
-
 class ApiKeyAuthentication(BaseAuthentication):
     def authenticate(self, request: Request) -> tuple[ApiPrincipal, ApiKey] | None:
         key = resolve_api_key(request._request)

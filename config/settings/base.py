@@ -297,7 +297,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
-TIDINGS_IDEMPOTENCY_PROJECT_RESOLVER = "apps.governance.authentication.project_id_for_request"
+TIDINGS_IDEMPOTENCY_OWNER_RESOLVER = "apps.governance.api.base.idempotency_owner"
 # Every queue a worker listens on. Delivery lanes have their own queues so a slow bulk
 # run never delays a one-time code.
 TIDINGS_WORKER_QUEUES = ["default", "high", "normal", "bulk", "journeys", "campaigns"]

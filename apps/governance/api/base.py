@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
@@ -30,6 +32,13 @@ class ProjectAPIView(APIView):
     parser_classes = [ApiJSONParser]
     required_scope: str | None = None
     required_scopes: dict[str, str] | None = None
+
+    @classmethod
+    def key_may_call(cls, key: ApiKey, method: str) -> bool:
+        """Whether ``key`` passes this view's access checks for ``method`` (scope, and
+        whatever a subclass adds), decided before any view code runs."""
+        scope = required_scope(cls, method)
+        return scope is not None and (scope == "*" or scope in key.effective_scopes())
 
     @property
     def api_key(self) -> ApiKey:
@@ -74,10 +83,7 @@ class ProjectAPIView(APIView):
             key = resolve_api_key(request)
         except KeyRejected:
             return None
-        if key is None:
-            return None
-        scope = required_scope(self, request.method or "GET")
-        if scope is None or (scope != "*" and scope not in key.effective_scopes()):
+        if key is None or not self.key_may_call(key, request.method or "GET"):
             return None
         return key
 
@@ -117,3 +123,27 @@ class ProjectAPIView(APIView):
 
 
 _RENDERER = JSONRenderer()
+
+
+def replay_namespace(key: ApiKey) -> str:
+    """Keys with the same powers share replays (a rotated key replays its predecessor's
+    answers); a key with other powers never sees them."""
+    if key.kind != ApiKey.Kind.RESTRICTED:
+        return key.kind
+    powers = f"{key.ceiling}:{','.join(sorted(key.effective_scopes()))}"
+    return "restricted:" + hashlib.sha256(powers.encode()).hexdigest()[:32]
+
+
+def idempotency_owner(request: HttpRequest, view: Callable[..., HttpResponse]) -> tuple[int, str] | None:
+    """``TIDINGS_IDEMPOTENCY_OWNER_RESOLVER``: the project and replay namespace of a
+    request its view would let through; None when the view must answer (and refuse) it."""
+    try:
+        key = resolve_api_key(request)
+    except KeyRejected:
+        return None
+    view_class = getattr(view, "view_class", None)
+    if key is None or not (isinstance(view_class, type) and issubclass(view_class, ProjectAPIView)):
+        return None
+    if not view_class.key_may_call(key, request.method or "POST"):
+        return None
+    return key.project_id, replay_namespace(key)

@@ -13,6 +13,7 @@ from apps.core.api_schema import problem_responses
 from apps.core.errors import PermissionDenied
 from apps.governance.api.base import ProjectAPIView
 from apps.governance.identity import subscriber_hash_matches
+from apps.governance.models import ApiKey
 from apps.governance.scopes import READ
 
 
@@ -21,6 +22,10 @@ class SubscribersAPIView(ProjectAPIView):
     restricted key carries the scope: erasing people or importing files is server work."""
 
     secret_methods: frozenset[str] = frozenset()
+
+    @classmethod
+    def key_may_call(cls, key: ApiKey, method: str) -> bool:
+        return super().key_may_call(key, method) and (method not in cls.secret_methods or not key.under_public_ceiling)
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
         super().initial(request, *args, **kwargs)
