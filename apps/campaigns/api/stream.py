@@ -10,7 +10,7 @@ from apps.campaigns.selectors import campaign_get
 from apps.core.errors import ApplicationError
 from apps.core.problems import problem_response
 from apps.governance.authentication import KeyRejected, resolve_api_key
-from apps.governance.scopes import CAMPAIGNS_WRITE
+from apps.governance.scopes import READ
 
 
 def _authorise(request: HttpRequest, campaign_id: int) -> tuple[int, int] | HttpResponse:
@@ -20,8 +20,8 @@ def _authorise(request: HttpRequest, campaign_id: int) -> tuple[int, int] | Http
         return problem_response(401, error.problem_code, str(error.detail))
     if key is None:
         return problem_response(401, "missing_credentials", "Send an API key as 'Authorization: Bearer <key>'.")
-    if CAMPAIGNS_WRITE not in key.effective_scopes():
-        return problem_response(403, "missing_scope", f"This {key.kind} key lacks the scope {CAMPAIGNS_WRITE!r}.")
+    if READ not in key.effective_scopes():
+        return problem_response(403, "missing_scope", f"This {key.kind} key lacks the scope {READ!r}.")
     try:
         campaign = campaign_get(key.project, campaign_id)
     except ApplicationError as error:

@@ -1,4 +1,4 @@
-"""Campaigns API (scope ``campaigns:write``): CRUD, the controls, figures and a live stream."""
+"""Campaigns API: reads need ``read``, changes and the controls ``campaigns:write``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from apps.campaigns.api.serializers import CampaignInput, CampaignSettingsInput
 from apps.campaigns.models import Campaign
 from apps.campaigns.selectors import campaign_get, campaign_list, campaign_progress, campaign_settings
 from apps.governance.api.base import ProjectAPIView
-from apps.governance.scopes import CAMPAIGNS_WRITE
+from apps.governance.scopes import CAMPAIGNS_WRITE, READ
 
 
 def campaign_out(campaign: Campaign, *, detail: bool = True) -> dict[str, Any]:
@@ -45,8 +45,12 @@ def campaign_out(campaign: Campaign, *, detail: bool = True) -> dict[str, Any]:
     return body
 
 
+# Every GET of the API needs ``read`` and only that (tests/test_read_scope.py holds it).
+READ_OR_WRITE = {"GET": READ, "*": CAMPAIGNS_WRITE}
+
+
 class CampaignsView(ProjectAPIView):
-    required_scope = CAMPAIGNS_WRITE
+    required_scopes = READ_OR_WRITE
 
     @extend_schema(
         operation_id="campaigns_list",
@@ -74,7 +78,7 @@ class CampaignsView(ProjectAPIView):
 
 
 class CampaignView(ProjectAPIView):
-    required_scope = CAMPAIGNS_WRITE
+    required_scopes = READ_OR_WRITE
 
     @extend_schema(operation_id="campaign_get", tags=["campaigns"], responses=CampaignOut)
     def get(self, request: Request, campaign_id: int) -> Response:
@@ -121,7 +125,7 @@ class CampaignActionView(ProjectAPIView):
 
 
 class CampaignSettingsView(ProjectAPIView):
-    required_scope = CAMPAIGNS_WRITE
+    required_scopes = READ_OR_WRITE
 
     @extend_schema(operation_id="campaign_settings_get", tags=["campaigns"], responses=CampaignSettingsInput)
     def get(self, request: Request) -> Response:

@@ -92,7 +92,7 @@ class PublishView(ProjectAPIView):
 
 
 class VersionView(ProjectAPIView):
-    required_scope = WORKFLOWS_WRITE
+    required_scope = READ
 
     @extend_schema(operation_id="workflows_version_get", responses=dict)
     def get(self, request: Request, key: str, number: int) -> Response:
@@ -101,7 +101,7 @@ class VersionView(ProjectAPIView):
 
 
 class WaitPreviewView(ProjectAPIView):
-    required_scope = WORKFLOWS_WRITE
+    required_scope = READ
 
     @extend_schema(operation_id="workflows_wait_preview", parameters=[WaitPreviewInput], responses=dict)
     def get(self, request: Request, key: str, number: int) -> Response:
