@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 
@@ -12,11 +13,8 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
     name = "ApiKey"
 
     def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
-        return {
-            "type": "http",
-            "scheme": "bearer",
-            "description": "A project API key: pk_ (public), sk_ (secret) or rk_ (restricted).",
-        }
+        # One wording, in SPECTACULAR_SETTINGS (which also lists the scheme for every path).
+        return dict(settings.SPECTACULAR_SETTINGS["APPEND_COMPONENTS"]["securitySchemes"]["ApiKey"])
 
 
 def only_public_api(endpoints: list[tuple[str, str, str, Any]], **_: Any) -> list[tuple[str, str, str, Any]]:

@@ -66,6 +66,7 @@ MIDDLEWARE = [
     "apps.core.limits.BodySizeLimitMiddleware",
     "apps.core.problems.ApiProblemMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "apps.core.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -82,10 +83,27 @@ TIDINGS_API_MIDDLEWARE = [
     "apps.core.limits.BodySizeLimitMiddleware",
     "apps.core.problems.ApiProblemMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "apps.core.csp.ContentSecurityPolicyMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "apps.core.idempotency.IdempotencyMiddleware",
 ]
+
+# Content-Security-Policy by path prefix, first match wins (apps.core.csp). The console
+# and the API docs run only their own static scripts: no inline script, no eval. Inline
+# styles stay allowed: the HTML previews of emails (sandboxed srcdoc frames, which take
+# their page's policy) are styled inline, and a style cannot run code. API answers are
+# data and may load nothing.
+_CSP_PAGES = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: https:; "
+    "font-src 'self' data:; connect-src 'self'; frame-src 'self'; object-src 'none'; base-uri 'self'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
+TIDINGS_CONTENT_SECURITY_POLICY = {
+    "/api/docs/": _CSP_PAGES,
+    "/api/": "default-src 'none'; frame-ancestors 'none'",
+    "/console/": _CSP_PAGES,
+}
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -246,7 +264,17 @@ SPECTACULAR_SETTINGS = {
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
     "APPEND_COMPONENTS": {
-        "securitySchemes": {"ApiKey": {"type": "http", "scheme": "bearer", "description": "pk_, sk_ or rk_ key"}}
+        "securitySchemes": {
+            "ApiKey": {
+                "type": "http",
+                "scheme": "bearer",
+                "description": (
+                    "A project API key: pk_ (public), sk_ (secret) or rk_ (restricted), sent as "
+                    "`Authorization: Bearer <key>`. The scheme is case-insensitive (`bearer` works) and "
+                    "spaces around the key are ignored."
+                ),
+            }
+        }
     },
     "SECURITY": [{"ApiKey": []}],
     "PREPROCESSING_HOOKS": ["apps.governance.schema.only_public_api"],

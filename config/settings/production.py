@@ -21,7 +21,11 @@ SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", True)
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
-SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 0)
+# HSTS: browsers refuse plain HTTP to this host for a year. Subdomains and the preload
+# list are opt-in, since they bind hosts this deployment may not serve.
+SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
 STORAGES = {
     "default": {"BACKEND": env_str("TIDINGS_FILE_STORAGE", "storages.backends.s3.S3Storage")},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},

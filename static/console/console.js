@@ -18,3 +18,8 @@ document.addEventListener("submit", (event) => {
   const form = event.target;
   if (form.dataset.confirm && !window.confirm(form.dataset.confirm)) event.preventDefault();
 });
+
+document.addEventListener("change", (event) => {
+  const field = event.target;
+  if (field.matches && field.matches("[data-submit-on-change]") && field.form) field.form.submit();
+});
