@@ -78,8 +78,6 @@ CONNECTORS_FINGERPRINT_SQL = (
 
 
 def _connectors_fingerprint(project_id: int, channel: str) -> str | None:
-    if is_sqlite():
-        return None  # the embedded defaults keep the cache's short life instead
     with connection.cursor() as cursor:
         cursor.execute(CONNECTORS_FINGERPRINT_SQL, [project_id, channel])
         return cursor.fetchone()[0]
