@@ -21,9 +21,9 @@ $(VENV)/.installed-dev: requirements/base.txt requirements/dev.txt $(VENV)/.inst
 install: $(VENV)/.installed-base
 install-dev: $(VENV)/.installed-dev
 
-## Run Tidings: web (ASGI) + Celery worker + beat in the foreground. Ctrl-C stops all three.
+## Run Tidings in the foreground: embedded PostgreSQL and Redis unless DATABASE_URL / REDIS_URL
+## name real ones, migrations, the demo, web (ASGI), a Celery worker and beat. Ctrl-C stops it all.
 run: $(VENV)/.installed-base
-	$(PY) manage.py migrate --noinput
 	$(PY) manage.py run_all
 
 ## Run the whole test suite against real PostgreSQL and Redis.
