@@ -76,6 +76,8 @@ def free_port() -> int:
 
 def port_is_free(port: int) -> bool:
     with socket.socket() as sock:
+        # As the servers bind: a port left in TIME_WAIT by the last run is free, a listener is not.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:
@@ -392,35 +394,44 @@ def _say_to_stderr(line: str) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m config.embedded [--data-dir DIR] -- COMMAND...``: run COMMAND against embedded
-    servers on free ports (a throw-away data folder unless one is given), then stop them."""
+    """``python -m config.embedded [--postgres] [--redis] [--data-dir DIR] -- COMMAND...``: run
+    COMMAND against the embedded servers asked for (both when neither is named) on free ports,
+    with a throw-away data folder unless one is given, then stop them."""
+    import argparse
     import shutil
     import tempfile
 
-    args = argv[1:]
-    data_dir = None
-    if args[:1] == ["--data-dir"]:
-        data_dir, args = Path(args[1]).resolve(), args[2:]
-    if args[:1] == ["--"]:
-        args = args[1:]
-    if not args:
-        sys.stderr.write(f"{main.__doc__}\n")
-        return 2
-    scratch = data_dir is None
-    folder = data_dir or Path(tempfile.mkdtemp(prefix="tidings-embedded-"))
-    # Our own signals: Ctrl-C stops the command, then the servers.
+    parser = argparse.ArgumentParser(prog="python -m config.embedded", description=main.__doc__)
+    parser.add_argument("--postgres", action="store_true")
+    parser.add_argument("--redis", action="store_true")
+    parser.add_argument("--data-dir", type=Path)
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args(argv[1:])
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("no command given")
+    postgres, redis = (args.postgres, args.redis) if args.postgres or args.redis else (True, True)
+    scratch = args.data_dir is None
+    folder = Path(tempfile.mkdtemp(prefix="tidings-embedded-")) if scratch else args.data_dir.resolve()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
-        with servers(folder, pg_port=free_port(), redis_port=free_port(), ephemeral=scratch) as urls:
-            admin = urls["DATABASE_URL"].rsplit("/", 1)[0] + "/postgres"
-            env = {**os.environ, "DATABASE_URL": admin, "REDIS_URL": urls["REDIS_URL"],
-                   "CELERY_BROKER_URL": urls["REDIS_URL"]}  # fmt: skip
-            sys.stdout.write(f"Embedded PostgreSQL at {admin}, Redis at {urls['REDIS_URL']}\n")
+        with servers(
+            folder, postgres=postgres, redis=redis, pg_port=free_port(), redis_port=free_port(), ephemeral=scratch
+        ) as urls:
+            env = dict(os.environ)
+            if postgres:
+                # The maintenance database: a test run creates its own beside it.
+                env["DATABASE_URL"] = urls["DATABASE_URL"].rsplit("/", 1)[0] + "/postgres"
+            if redis:
+                env["REDIS_URL"] = urls["REDIS_URL"]
+                env.pop("CELERY_BROKER_URL", None)  # the broker follows REDIS_URL
+            named = ", ".join(f"{key}={env[key]}" for key in ("DATABASE_URL", "REDIS_URL") if key in env)
+            sys.stdout.write(f"Embedded servers up: {named}\n")
             sys.stdout.flush()
-            command = subprocess.Popen(args, env=env, preexec_fn=_die_with_parent(signal.SIGTERM))
+            child = subprocess.Popen(command, env=env, preexec_fn=_die_with_parent(signal.SIGTERM))
             # A Ctrl-C reaches the command too: let it finish its own way, then stop the servers.
             signal.signal(signal.SIGINT, signal.SIG_IGN)
-            return command.wait()
+            return child.wait()
     except EmbeddedError as exc:
         sys.stderr.write(f"ERROR: {exc}\n")
         return 1

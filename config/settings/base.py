@@ -191,6 +191,9 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 WHITENOISE_USE_FINDERS = True
+# Files served at the site root (/favicon.ico).
+WHITENOISE_ROOT = BASE_DIR / "static" / "root"
+TIDINGS_SERVE_MEDIA = False
 
 # --- API ------------------------------------------------------------------------------
 REST_FRAMEWORK = {
