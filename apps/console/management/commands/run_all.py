@@ -58,14 +58,17 @@ class Command(BaseCommand):
         if not (postgres or redis):
             yield
             return
+        started = False
         try:
             with embedded.servers(settings.DATA_DIR, postgres=postgres, redis=redis, say=self.stdout.write):
+                started = True
                 try:
                     yield
                 finally:
                     connections.close_all()
         finally:
-            self.stdout.write("Stopped the embedded servers.")
+            if started:
+                self.stdout.write("Stopped the embedded servers.")
 
     def _run(self, host: str, port: int, *, demo: bool) -> None:
         self.stdout.write("Migrating the database…")
