@@ -136,6 +136,34 @@ def test_cancel_keeps_waiting_rows_for_audit(project: Any, make_campaign: Any) -
     assert Campaign.objects.get(pk=campaign.pk).state == CampaignState.CANCELLED
 
 
+def test_cancel_ends_rows_an_in_flight_batch_put_back_within_one_reaper_tick(project: Any, make_campaign: Any) -> None:
+    """Rows a rate-gated batch held when the cancel came are re-queued for later by that
+    batch; the reaper ends them instead of leaving them pending until they come due."""
+    from datetime import timedelta
+
+    from apps.campaigns.reconcile import campaigns_reap
+    from apps.delivery.dispatch.claim import claim_batch
+    from apps.delivery.dispatch.outcome import RowResult
+    from apps.delivery.dispatch.record import record_results
+
+    add_subscribers(project, 6)
+    campaign = lifecycle.campaign_start(campaign=make_campaign())
+    fan_out_inline(campaign)
+    token, rows = claim_batch("bulk", limit=3, ttl_seconds=60)
+    assert len(rows) == 3
+    lifecycle.campaign_cancel(campaign=campaign)
+    assert states(campaign) == {"cancelled": 3, "claimed": 3}
+    later = timezone.now() + timedelta(minutes=2)
+    record_results(token, [RowResult(r, "queued", reason="rate limited", due_at=later) for r in rows], timezone.now())
+    assert states(campaign) == {"cancelled": 3, "queued": 3}
+
+    assert campaigns_reap()["cancelled"] == 3
+    assert states(campaign) == {"cancelled": 6}
+    stats = CampaignStats.objects.get(campaign=campaign)
+    assert (stats.pending, stats.cancelled) == (0, 6)
+    assert campaigns_reap()["cancelled"] == 0
+
+
 def test_retry_moves_dead_letters_only(project: Any, make_campaign: Any) -> None:
     add_subscribers(project, 6)
     campaign = lifecycle.campaign_start(campaign=make_campaign())
