@@ -40,6 +40,8 @@ _BEGIN = {"variable_begin": "variable", "block_begin": "block", "comment_begin":
 _END = {"variable_end", "block_end", "comment_end"}
 _SAFE_URL_START = (*(f"{scheme}:" for scheme in sorted(URL_SCHEMES)), "/", "?", "#")
 UNSAFE_URL = "#unsafe-url"
+# What a browser's URL parser strips first: C0 controls and spaces at the start.
+_URL_IGNORED_LEADING = "".join(chr(c) for c in range(0x21))
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,9 @@ def _split(env: Environment, source: str) -> tuple[list[str | _Tag], list[_Tag]]
 def safe_url_value(value: object) -> str:
     """A value that starts an ``href``/``src``: kept when it starts like a safe URL."""
     text = str(value)
-    start = text.lstrip("".join(chr(c) for c in range(0x21))).replace("\t", "").replace("\n", "").replace("\r", "")
+    if text.startswith(_SAFE_URL_START):  # the everyday case, already in the form the parser ends with
+        return text
+    start = text.lstrip(_URL_IGNORED_LEADING).replace("\t", "").replace("\n", "").replace("\r", "")
     return text if start.lower().startswith(_SAFE_URL_START) else UNSAFE_URL
 
 

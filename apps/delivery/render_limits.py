@@ -1,6 +1,7 @@
 """Resource limits of the template sandbox: a preview or a send never runs away.
 
-Every render carries a ``RenderBudget`` (render time and output size). Nothing grows a
+Every render carries a ``RenderBudget`` (render time and output size, from the settings
+``TIDINGS_RENDER_TIME_LIMIT_MS`` and ``TIDINGS_RENDER_MAX_CHARS``). Nothing grows a
 string or a loop past what an email could use:
 
 - ``range()`` holds at most ``MAX_RANGE`` numbers; every ``{% for %}`` counts its turns
@@ -24,7 +25,6 @@ from contextvars import ContextVar
 from functools import wraps
 from typing import Any
 
-from django.conf import settings
 from jinja2 import nodes
 from jinja2.runtime import markup_join, str_join
 from jinja2.sandbox import SandboxedEnvironment
@@ -56,29 +56,27 @@ class RenderLimitError(TemplateError):
 class RenderBudget:
     """One message's allowance: output characters and wall-clock time."""
 
-    def __init__(self, *, seconds: float | None = None, max_chars: int | None = None) -> None:
-        limit_ms = settings.TIDINGS_RENDER_TIME_LIMIT_MS if seconds is None else seconds * 1000
+    __slots__ = ("chars", "deadline", "limit_ms", "max_chars", "ticks")
+
+    def __init__(self, *, limit_ms: float, max_chars: int) -> None:
         self.deadline = time.monotonic() + limit_ms / 1000
         self.limit_ms = limit_ms
-        self.max_chars = settings.TIDINGS_RENDER_MAX_CHARS if max_chars is None else max_chars
+        self.max_chars = max_chars
         self.chars = 0
         self.ticks = 0
 
     def tick(self) -> None:
         self.ticks += 1
-        if self.ticks % _CLOCK_EVERY == 0 and time.monotonic() > self.deadline:
+        if not self.ticks % _CLOCK_EVERY and time.monotonic() > self.deadline:
             raise RenderLimitError(
                 f"The template took longer than {self.limit_ms:.0f} ms to render.", code="template_too_slow"
             )
 
-    def emit(self, text: str) -> None:
-        self.chars += len(text)
-        if self.chars > self.max_chars:
-            raise RenderLimitError(
-                f"The rendered message would be longer than {self.max_chars:,} characters.",
-                code="template_output_too_large",
-            )
-        self.tick()
+    def over(self) -> None:
+        raise RenderLimitError(
+            f"The rendered message would be longer than {self.max_chars:,} characters.",
+            code="template_output_too_large",
+        )
 
 
 _budget: ContextVar[RenderBudget | None] = ContextVar("render_budget", default=None)
@@ -136,8 +134,12 @@ def _length(value: Any) -> int:
 
 
 def _loop(iterable: Iterable[Any]) -> Iterator[Any]:
+    budget = _budget.get()
+    if budget is None:
+        yield from iterable
+        return
     for item in iterable:
-        _tick()
+        budget.tick()
         yield item
 
 

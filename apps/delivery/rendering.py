@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from jinja2 import ChainableUndefined, StrictUndefined, Template, TemplateSyntaxError, UndefinedError, nodes
 from jinja2 import TemplateError as JinjaTemplateError
 from jinja2.sandbox import SandboxedEnvironment, SecurityError
@@ -148,9 +149,14 @@ def _render_template(template: Template, parent: dict[str, Any], budget: RenderB
     Context, so a ``{% set %}`` in one field never leaks into another.
     """
     parts: list[str] = []
+    chars, limit = budget.chars, budget.max_chars
+    # Output pieces are counted, not timed: only loops and calls can run long, and they tick.
     for piece in template.root_render_func(template.new_context(parent, shared=True)):
-        budget.emit(piece)
+        chars += len(piece)
+        if chars > limit:
+            budget.over()
         parts.append(piece)
+    budget.chars = chars
     return "".join(parts)
 
 
@@ -232,9 +238,10 @@ def renderer(version: Any, *, channel: str, strict: bool = False) -> Callable[[M
     strict = strict or bool(getattr(version, "strict", False))
     tree, layout = _compiled_for(version, channel, strict)
     email_html = isinstance(tree, dict) and isinstance(tree.get("html"), CompiledHtml)
+    limit_ms, max_chars = settings.TIDINGS_RENDER_TIME_LIMIT_MS, settings.TIDINGS_RENDER_MAX_CHARS
 
     def render_one(context: Mapping[str, Any]) -> dict[str, Any]:
-        budget = RenderBudget()
+        budget = RenderBudget(limit_ms=limit_ms, max_chars=max_chars)
         token = budget_use(budget)
         parent = {**_GLOBALS, **context}
         try:

@@ -106,6 +106,7 @@ REFUSED_TAGS = (
 REFUSED_ATTRIBUTES = frozenset({"srcdoc", "formaction", "action", "xlink:href"})
 REFUSED_SCHEMES = frozenset({"javascript", "vbscript", "livescript", "data"})
 URL_ATTRIBUTES = frozenset({"href", "src"})
+_URL_IGNORED_LEADING = "".join(chr(c) for c in range(0x21))
 # The parser drops these start tags in a fragment, attributes and all; renamed, their
 # attributes (``<body onload=…>``) are seen and named too. Only the findings use this.
 _DOCUMENT_TAGS = re.compile(r"<(?:html|head|body)(?=[\s/>])", re.IGNORECASE)
@@ -145,7 +146,7 @@ def _cleaner_allowing(tag: str) -> nh3.Cleaner:
 def _scheme(url: str) -> str:
     # What a browser's URL parser does first: drop leading controls and spaces, and tabs
     # and newlines anywhere.
-    url = url.lstrip("".join(chr(c) for c in range(0x21))).replace("\t", "").replace("\n", "").replace("\r", "")
+    url = url.lstrip(_URL_IGNORED_LEADING).replace("\t", "").replace("\n", "").replace("\r", "")
     head, colon, _ = url.partition(":")
     if not colon or not head or not head[0].isascii() or not head[0].isalpha():
         return ""
