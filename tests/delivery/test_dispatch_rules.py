@@ -243,3 +243,31 @@ def test_a_replayed_dead_letter_that_is_delivered_forgets_its_old_error(project)
     delivery = Delivery.objects.get(pk=pk)
     assert delivery.state == "sent"
     assert delivery.last_error == ""
+
+
+def test_connector_edit_applies_to_the_next_batch_in_a_warm_worker(project):
+    """A worker's cached sender must not outlive the connector it was built from: an
+    operator who fixes a connector and replays its dead letters expects the fix to send."""
+    connector = make_connector(project, permanent_rate=1.0)
+    [first] = enqueue(project, lane="high")
+    assert dispatch_batch("high") == 1
+    assert Delivery.objects.get(pk=first).state == "failed"
+
+    connector.settings = {}
+    connector.save()
+    second = deliveries_enqueue(
+        project=project,
+        requests=[
+            DeliveryRequest(
+                channel="email",
+                destination="fixed@example.com",
+                lane="high",
+                delivery_key="after-fix",
+                origin_kind="rules_test",
+                origin_id="o2",
+                content={"subject": "Hi", "text": "Hello", "html": "<p>Hello</p>"},
+            )
+        ],
+    )[0]
+    assert dispatch_batch("high") == 1
+    assert Delivery.objects.get(pk=second).state == "sent"

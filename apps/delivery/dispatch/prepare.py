@@ -84,15 +84,42 @@ _senders = _Expiring(CACHE_SECONDS)
 _versions = _Expiring(60.0, size=512)
 
 
+# What a send on (project, channel) depends on: which connector is the default, which is
+# failing over, and each one's provider, credentials and settings. Health counters are
+# left out: they change with every batch.
+CONNECTORS_FINGERPRINT_SQL = (
+    "SELECT md5(string_agg(concat_ws('|', id, provider, is_default, status, secondary_id,"
+    " md5(credentials_encrypted), settings::text), ',' ORDER BY id))"
+    " FROM delivery_connector WHERE project_id = %s AND channel = %s"
+)
+
+
+def _connectors_fingerprint(project_id: int, channel: str) -> str | None:
+    if is_sqlite():
+        return None  # the embedded defaults keep the cache's short life instead
+    with connection.cursor() as cursor:
+        cursor.execute(CONNECTORS_FINGERPRINT_SQL, [project_id, channel])
+        return cursor.fetchone()[0]
+
+
 def sender_for(project_id: int, channel: str, connector_id: int | None) -> Sender | NotFound:
+    """The cached sender while the project's connectors for ``channel`` are unchanged.
+
+    A connector edited in the console (new credentials, settings, another default) or
+    switched to its secondary by another worker applies from the next batch on: one
+    cheap query per group and batch checks the fingerprint instead of trusting the cache
+    for its whole life.
+    """
     key = (project_id, channel, connector_id)
-    sender = _senders.get(key)
-    if sender is None:
-        try:
-            sender = Sender(connector_resolve(project_id, channel, connector_id))
-        except NotFound as exc:
-            sender = exc
-        _senders.put(key, sender)
+    fingerprint = _connectors_fingerprint(project_id, channel)
+    cached = _senders.get(key)
+    if cached is not None and cached[0] == fingerprint:
+        return cached[1]
+    try:
+        sender: Sender | NotFound = Sender(connector_resolve(project_id, channel, connector_id))
+    except NotFound as exc:
+        sender = exc
+    _senders.put(key, (fingerprint, sender))
     return sender
 
 
