@@ -109,7 +109,8 @@ URL_ATTRIBUTES = frozenset({"href", "src"})
 _URL_IGNORED_LEADING = "".join(chr(c) for c in range(0x21))
 # The parser drops these start tags in a fragment, attributes and all; renamed, their
 # attributes (``<body onload=…>``) are seen and named too. Only the findings use this.
-_DOCUMENT_TAGS = re.compile(r"<(?:html|head|body)(?=[\s/>])", re.IGNORECASE)
+_DOCUMENT_TAGS = re.compile(r"<(html|head|body)(?=[\s/>])", re.IGNORECASE)
+_RENAMED = "tidings-"  # a custom element's name: parsed in place, with its attributes
 
 
 def html_cleaner(**overrides: object) -> nh3.Cleaner:
@@ -163,6 +164,7 @@ def html_findings(html: str) -> list[str]:
             findings.append(f"<{tag}> element")
 
     def note(tag: str, attribute: str, value: str) -> str | None:
+        tag = tag.removeprefix(_RENAMED)
         if attribute.startswith("on"):
             findings.append(f"inline event handler {attribute}= on <{tag}>")
         elif attribute in REFUSED_ATTRIBUTES:
@@ -177,8 +179,8 @@ def html_findings(html: str) -> list[str]:
     for tag in ALLOWED_TAGS:
         attributes.setdefault(tag, set()).update(URL_ATTRIBUTES)
     nh3.clean(
-        _DOCUMENT_TAGS.sub("<div", html),
-        tags=set(ALLOWED_TAGS),
+        _DOCUMENT_TAGS.sub(lambda m: f"<{_RENAMED}{m.group(1).lower()}", html),
+        tags=set(ALLOWED_TAGS) | {f"{_RENAMED}{name}" for name in ("html", "head", "body")},
         clean_content_tags=set(DROPPED_WITH_CONTENT),
         attributes=attributes,
         generic_attribute_prefixes={"on"},

@@ -53,7 +53,7 @@ HOSTILE = [
     ('<embed src="https://evil.test/x.swf">', "<embed> element"),
     ('<form action="javascript:alert(1)"><button>Go</button></form>', "<form> element"),
     ("<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>", "<math> element"),
-    ("<body onload=alert(1)><p>x</p>", "inline event handler onload= on <div>"),
+    ("<body onload=alert(1)><p>x</p>", "inline event handler onload= on <body>"),
     ('<base href="javascript:alert(1)//">', "<base> element"),
     ('<link rel="stylesheet" href="https://evil.test/x.css">', "<link> element"),
     ("<style>@import url(https://evil.test/x.css);</style>", "<style> element"),

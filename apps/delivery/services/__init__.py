@@ -1,7 +1,12 @@
 """Writes of the delivery app. Import from here: ``from apps.delivery.services import ...``."""
 
 from apps.delivery.services.connectors import connector_config, connector_create, connector_resolve
-from apps.delivery.services.content import UnsafeHtml, layout_html_validate, template_content_validate
+from apps.delivery.services.content import (
+    UnsafeHtml,
+    html_validate,
+    layout_html_validate,
+    template_content_validate,
+)
 from apps.delivery.services.enqueue import (
     DeliveryRequest,
     deliveries_cancel,
@@ -27,6 +32,7 @@ __all__ = [
     "deliveries_cancel",
     "deliveries_enqueue",
     "deliveries_enqueue_for_subscribers",
+    "html_validate",
     "layout_html_validate",
     "layout_save",
     "receipt_ingest",
