@@ -72,7 +72,7 @@ def _env(*, html: bool, strict: bool) -> SandboxedEnvironment:
         undefined=StrictUndefined if strict else ChainableUndefined,
         keep_trailing_newline=True,
         auto_reload=False,
-        finalize=_finalize,
+        finalize=_finalize if html else None,  # plain text shows Markup as the text it is
     )
     env.filters["safe"] = _plain
     env.filters["tidings_attr"] = _plain
