@@ -7,7 +7,7 @@ at send time all read the same tree:
   refused with them (``<script>``, ``onerror=``, ``javascript:`` links, SVG, forms…).
 - ``html_sanitise``: the last step of rendering an email whose template could not be
   proved safe once for all messages (see ``apps.delivery.html_templates``).
-- ``CLEAN_TEMPLATE``: the same list, keeping comments, for that proof.
+- ``html_cleaner(**CLEAN_TEMPLATE_OPTIONS)``: the same list, keeping comments, for that proof.
 
 The allow-list (email-friendly, deliberately small):
 
