@@ -117,15 +117,24 @@ def campaign_reconcile(campaign: Campaign) -> dict[str, tuple[int, int]]:
 
 
 def campaign_complete_if_done(campaign: Campaign, *, pending: int) -> bool:
+    """Complete a running or paused campaign once no recipient is left to send to.
+
+    A paused one (the breaker tripped on the receipts of its last sends, say) has nothing
+    to resume: it completes too, and keeps its pause note to say why it stopped.
+    """
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
-    if campaign.state != CampaignState.RUNNING or pending:
+    if campaign.state not in ACTIVE or pending:
         return False
     if CampaignChunk.objects.filter(campaign=campaign, done=False).exists():
         return False
+    was_paused = campaign.state == CampaignState.PAUSED
     campaign.state = CampaignState.COMPLETED
     campaign.finished_at = timezone.now()
     campaign.save(update_fields=["state", "finished_at", "updated_at"])
-    campaign_event(campaign, CampaignEvent.Kind.STATE, "Completed: no recipient is waiting, claimed or retrying.")
+    note = f" It was paused: {campaign.pause_reason}" if was_paused and campaign.pause_reason else ""
+    campaign_event(
+        campaign, CampaignEvent.Kind.STATE, f"Completed: no recipient is waiting, claimed or retrying.{note}"
+    )
     return True
 
 

@@ -201,3 +201,40 @@ def test_scheduled_campaign_starts_when_due(project: Any, make_campaign: Any) ->
     assert Campaign.objects.get(pk=campaign.pk).state == CampaignState.RUNNING
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
+
+
+def test_breaker_paused_campaign_with_nothing_left_completes_keeping_its_note(project: Any, make_campaign: Any) -> None:
+    """The receipts of the last sends trip the breaker: nothing is left to hold or resume."""
+    from apps.campaigns.control import control_tick
+    from apps.campaigns.models import CampaignSettings
+    from apps.delivery.redis_client import get_redis
+
+    get_redis().delete("tidings:campaigns:control-lock")
+    CampaignSettings.objects.create(project=project, min_sample=10)
+    add_subscribers(project, 20)
+    campaign = lifecycle.campaign_start(campaign=make_campaign())
+    fan_out_inline(campaign)
+    assert control_tick() is not None  # the breaker's window starts from this sample
+    rows = Delivery.objects.filter(origin_kind="campaign", origin_id=str(campaign.pk))
+    rows.filter(pk__in=list(rows.values_list("pk", flat=True)[:4])).update(state="bounced", sent_at=timezone.now())
+    rows.exclude(state="bounced").update(state="delivered", sent_at=timezone.now())
+    CampaignStats.objects.filter(campaign=campaign).update(sent=20, delivered=16, bounced=4, pending=0)
+
+    report = control_tick()
+
+    assert report is not None and report.tripped == 1
+    campaign.refresh_from_db()
+    assert campaign.state == CampaignState.COMPLETED
+    assert campaign.pause_reason.startswith("Reputation breaker: Bounce rate 20.00%")
+    assert campaign.finished_at is not None
+    assert campaign.events.filter(message__contains="It was paused: Reputation breaker").exists()
+
+
+def test_paused_campaign_with_recipients_still_waiting_stays_paused(project: Any, make_campaign: Any) -> None:
+    add_subscribers(project, 5)
+    campaign = lifecycle.campaign_start(campaign=make_campaign())
+    fan_out_inline(campaign)
+    lifecycle.campaign_pause(campaign=campaign, reason="checking the copy")
+    campaign_reconcile(campaign)
+    campaign.refresh_from_db()
+    assert campaign.state == CampaignState.PAUSED
