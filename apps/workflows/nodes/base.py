@@ -112,11 +112,16 @@ class References:
     templates: list[tuple[str, str]] = field(default_factory=list)  # (key, channel)
     tags: list[str] = field(default_factory=list)
     segments: list[int] = field(default_factory=list)
+    connectors: list[tuple[int, str]] = field(default_factory=list)  # (id, channel)
 
 
 class NodeType:
     type: ClassVar[str]
     label: ClassVar[str]
+    # One sentence for the builder's palette: what the node does to a subscriber.
+    description: ClassVar[str] = ""
+    # What a node added in the builder starts with; it may be incomplete (a draft is).
+    starter_config: ClassVar[dict[str, Any]] = {}
     schema: ClassVar[dict[str, Any]] = {"type": "object", "additionalProperties": False, "properties": {}}
     example_config: ClassVar[dict[str, Any]] = {}
     # A path may finish here (end, stop): no outgoing edges allowed.

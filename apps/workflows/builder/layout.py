@@ -1,0 +1,422 @@
+"""The lanes layout: where each node of a journey graph sits on the canvas, and how each edge runs.
+
+A layered (Sugiyama-family) layout specialised for journey graphs:
+
+- Rows: a node sits one row below the lowest of its parents (longest path from the
+  roots), so a join is always below every branch that reaches it. Edges that close a
+  loop (back to a node still open in a depth-first walk) are drawn up the right side
+  and take no part in the rows.
+- Lanes: every node whose outgoing edges lead to several nodes opens lanes, one per
+  target in handle order, side by side; they converge at the node's immediate
+  post-dominator (its join), which is centred below them. A lane is as wide as the
+  widest lane nesting inside it, so lanes never share columns between their branch
+  and their join, and a node added inside one lane moves nothing in another.
+- Edges run through the channels between rows and the gutters between columns; a
+  vertical stretch is only ever drawn where no node stands, so no edge crosses a node.
+
+Everything is computed from the graph alone, ordered by handle order and node id,
+so the same graph always gets the same picture.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from apps.workflows.nodes.base import node_types
+
+NODE_W, NODE_H = 176, 60
+SLOT = 208  # a column: a node plus its gutter (32 px)
+ROW = 116  # a row: a node plus the channel below it (56 px)
+CHANNEL = ROW - NODE_H
+MARGIN_X, MARGIN_Y = 24, 40
+BACK_EDGE_STEP = 10
+
+_SINK = "\x00sink"
+
+
+@dataclass(frozen=True)
+class Box:
+    id: str
+    x: int
+    y: int
+    row: int
+    center: float  # in columns: a lane of width w starting at L centres at L + w/2
+
+    @property
+    def cx(self) -> int:
+        return self.x + NODE_W // 2
+
+    @property
+    def right(self) -> int:
+        return self.x + NODE_W
+
+    @property
+    def bottom(self) -> int:
+        return self.y + NODE_H
+
+
+@dataclass(frozen=True)
+class Port:
+    node: str
+    handle: str
+    x: int
+    y: int
+    connected: bool
+
+
+@dataclass(frozen=True)
+class Route:
+    index: int  # the edge's position in the graph's edge list
+    source: str
+    handle: str
+    target: str
+    points: tuple[tuple[int, int], ...]
+    back: bool
+    plus: tuple[int, int]  # where "insert a node on this edge" is drawn
+
+    @property
+    def path(self) -> str:
+        return "M" + " L".join(f"{x},{y}" for x, y in self.points)
+
+
+@dataclass(frozen=True)
+class LaneSpan:
+    branch: str
+    handle: str
+    left: int  # columns
+    right: int
+
+
+@dataclass
+class Layout:
+    boxes: dict[str, Box]
+    routes: list[Route]
+    ports: list[Port]
+    lanes: list[LaneSpan]
+    width: int
+    height: int
+    columns: int = 0
+    back_edges: set[int] = field(default_factory=set)
+
+
+@dataclass
+class _Lane:
+    handle: str
+    target: str
+    chain: list[Any]  # node ids and _Lanes
+
+
+@dataclass
+class _Lanes:
+    branch: str
+    lanes: list[_Lane]
+
+
+def handle_order(node: Mapping[str, Any]) -> list[str]:
+    """The node type's own handles for this config; an unknown type or a broken config has none."""
+    try:
+        kind = node_types.get(str(node.get("type")))
+        return [str(h) for h in kind.handles(node.get("config") or {})]
+    except Exception:  # noqa: BLE001 - a draft may hold any config; the layout must still draw it
+        return []
+
+
+class _Graph:
+    def __init__(self, graph: Mapping[str, Any]) -> None:
+        self.nodes: dict[str, Mapping[str, Any]] = {}
+        for node in graph.get("nodes") or []:
+            if isinstance(node, Mapping) and isinstance(node.get("id"), str) and node["id"] not in self.nodes:
+                self.nodes[node["id"]] = node
+        self.handles = {node_id: handle_order(node) for node_id, node in self.nodes.items()}
+        # node -> [(handle, target, edge index)] in handle order, then target id
+        self.out: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
+        for index, edge in enumerate(graph.get("edges") or []):
+            if not isinstance(edge, Mapping):
+                continue
+            source, target = edge.get("from"), edge.get("to")
+            if source in self.nodes and target in self.nodes:
+                self.out[source].append((str(edge.get("handle") or "next"), target, index))
+        for node_id, edges in self.out.items():
+            known = self.handles[node_id]
+            rank = {handle: i for i, handle in enumerate(known)}
+            edges.sort(key=lambda e: (rank.get(e[0], len(known)), e[0], e[1], e[2]))
+
+    def roots(self) -> list[str]:
+        starts = sorted(n for n, node in self.nodes.items() if node.get("type") == "start")
+        has_parent = {target for edges in self.out.values() for _, target, _ in edges}
+        orphans = sorted(n for n in self.nodes if n not in has_parent and n not in starts)
+        return starts + orphans + sorted(self.nodes)
+
+
+def _classify(graph: _Graph) -> tuple[set[int], list[str]]:
+    """Back edges (to a node still on the depth-first stack) and a topological order."""
+    state: dict[str, int] = {}  # 1 open, 2 done
+    back: set[int] = set()
+    finished: list[str] = []
+    for root in graph.roots():
+        if root in state:
+            continue
+        state[root] = 1
+        stack = [(root, iter(graph.out.get(root, ())))]
+        while stack:
+            node, children = stack[-1]
+            for _, target, index in children:
+                seen = state.get(target)
+                if seen == 1:
+                    back.add(index)
+                elif seen is None:
+                    state[target] = 1
+                    stack.append((target, iter(graph.out.get(target, ()))))
+                    break
+            else:
+                stack.pop()
+                state[node] = 2
+                finished.append(node)
+    finished.reverse()
+    return back, finished
+
+
+def _post_dominators(forward: dict[str, list[str]], order: list[str]) -> dict[str, str]:
+    """Immediate post-dominator of every node (``_SINK`` when branches never meet again).
+
+    Cooper, Harvey and Kennedy's iterative algorithm on the reversed graph, whose root is
+    a virtual sink that every node without a successor leads to.
+    """
+    # Numbered so that a post-dominator always outnumbers the nodes it post-dominates:
+    # in a topological order every successor comes after its node.
+    po = {node: i for i, node in enumerate(order)}
+    po[_SINK] = len(order)
+    ipdom: dict[str, str] = {_SINK: _SINK}
+
+    def intersect(a: str, b: str) -> str:
+        while a != b:
+            while po[a] < po[b]:
+                a = ipdom[a]
+            while po[b] < po[a]:
+                b = ipdom[b]
+        return a
+
+    changed = True
+    while changed:
+        changed = False
+        for node in reversed(order):  # reverse post-order of the reversed graph
+            successors = forward.get(node) or [_SINK]
+            new = None
+            for succ in successors:
+                if succ in ipdom:
+                    new = succ if new is None else intersect(succ, new)
+            if new is not None and ipdom.get(node) != new:
+                ipdom[node] = new
+                changed = True
+    return ipdom
+
+
+def _build_chain(
+    entry: str, until: str | None, forward_edges: dict[str, list[tuple[str, str]]], ipdom: dict[str, str], placed: set
+) -> list[Any]:
+    chain: list[Any] = []
+    node: str | None = entry
+    while node is not None and node != until and node not in placed:
+        placed.add(node)
+        chain.append(node)
+        targets: list[tuple[str, str]] = []
+        for handle, target in forward_edges.get(node, ()):
+            if all(target != t for _, t in targets):
+                targets.append((handle, target))
+        if not targets:
+            break
+        if len(targets) == 1:
+            node = targets[0][1]
+            continue
+        join = ipdom.get(node, _SINK)
+        join_id = None if join == _SINK else join
+        lanes = []
+        for handle, target in targets:
+            if target == join_id:
+                lanes.append(_Lane(handle, target, []))  # a direct branch to the join keeps its lane
+            elif target not in placed:
+                lanes.append(_Lane(handle, target, _build_chain(target, join_id, forward_edges, ipdom, placed)))
+        chain.append(_Lanes(node, lanes))
+        node = join_id
+    return chain
+
+
+def _width(chain: list[Any], memo: dict[int, int]) -> int:
+    widest = 1
+    for item in chain:
+        if isinstance(item, _Lanes):
+            widest = max(widest, _lanes_width(item, memo))
+    memo[id(chain)] = widest
+    return widest
+
+
+def _lanes_width(item: _Lanes, memo: dict[int, int]) -> int:
+    return sum(_width(lane.chain, memo) if lane.chain else 1 for lane in item.lanes)
+
+
+def _assign(
+    chain: list[Any], left: int, memo: dict[int, int], centers: dict[str, float], spans: list[LaneSpan]
+) -> None:
+    width = memo[id(chain)]
+    for item in chain:
+        if isinstance(item, str):
+            centers[item] = left + width / 2
+            continue
+        total = sum(memo[id(lane.chain)] if lane.chain else 1 for lane in item.lanes)
+        x = left + (width - total) // 2
+        for lane in item.lanes:
+            lane_width = memo[id(lane.chain)] if lane.chain else 1
+            spans.append(LaneSpan(item.branch, lane.handle, x, x + lane_width))
+            if lane.chain:
+                _assign(lane.chain, x, memo, centers, spans)
+            x += lane_width
+
+
+class _Rows:
+    """Node extents per row, to ask whether a vertical line at x meets a node."""
+
+    def __init__(self, boxes: dict[str, Box]) -> None:
+        rows: dict[int, list[tuple[int, int]]] = defaultdict(list)
+        for box in boxes.values():
+            rows[box.row].append((box.x, box.right))
+        self.lefts: dict[int, list[int]] = {}
+        self.rights: dict[int, list[int]] = {}
+        for row, spans in rows.items():
+            spans.sort()
+            self.lefts[row] = [s[0] for s in spans]
+            self.rights[row] = [s[1] for s in spans]
+
+    def free(self, x: int, first_row: int, last_row: int) -> bool:
+        for row in range(first_row, last_row + 1):
+            lefts = self.lefts.get(row)
+            if not lefts:
+                continue
+            i = bisect_right(lefts, x - 1) - 1  # the last node starting left of x
+            if i >= 0 and self.rights[row][i] > x:
+                return False
+        return True
+
+
+def _channel_below(row: int) -> int:
+    return MARGIN_Y + row * ROW + NODE_H + CHANNEL // 2
+
+
+def layout(graph: Mapping[str, Any]) -> Layout:
+    g = _Graph(graph)
+    back, order = _classify(g)
+    forward_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    forward: dict[str, list[str]] = defaultdict(list)
+    parents: dict[str, list[str]] = defaultdict(list)
+    for source, edges in g.out.items():
+        for handle, target, index in edges:
+            if index not in back:
+                forward_edges[source].append((handle, target))
+                if target not in forward[source]:
+                    forward[source].append(target)
+                    parents[target].append(source)
+    rows: dict[str, int] = {}
+    for node in order:
+        rows[node] = max((rows[p] + 1 for p in parents.get(node, ())), default=0)
+    ipdom = _post_dominators(forward, order)
+
+    placed: set[str] = set()
+    chains = []
+    for root in g.roots():
+        if root not in placed:
+            chains.append(_build_chain(root, None, forward_edges, ipdom, placed))
+    memo: dict[int, int] = {}
+    centers: dict[str, float] = {}
+    spans: list[LaneSpan] = []
+    left = 0
+    for chain in chains:
+        width = _width(chain, memo)
+        _assign(chain, left, memo, centers, spans)
+        left += width
+    columns = left
+
+    boxes = {
+        node: Box(
+            node,
+            x=MARGIN_X + round(centers[node] * SLOT) - NODE_W // 2,
+            y=MARGIN_Y + rows[node] * ROW,
+            row=rows[node],
+            center=centers[node],
+        )
+        for node in g.nodes
+    }
+    free = _Rows(boxes)
+    empty_lane_x = {
+        (s.branch, s.handle): MARGIN_X + round((s.left + s.right) / 2 * SLOT) for s in spans if s.right - s.left == 1
+    }
+    right_edge = MARGIN_X + columns * SLOT
+    ports, port_x = _ports(g, boxes)
+    routes: list[Route] = []
+    back_count = 0
+    per_port = defaultdict(int)
+    for source, edges in g.out.items():
+        for handle, _, _ in edges:
+            per_port[(source, handle)] += 1
+    for source, edges in g.out.items():
+        for handle, target, index in edges:
+            s, t = boxes[source], boxes[target]
+            px = port_x[(source, handle)]
+            if index in back or t.row <= s.row:
+                back_count += 1
+                x = right_edge + back_count * BACK_EDGE_STEP
+                y_out, y_in = _channel_below(s.row), _channel_below(t.row - 1)
+                points = ((px, s.bottom), (px, y_out), (x, y_out), (x, y_in), (t.cx, y_in), (t.cx, t.y))
+                routes.append(Route(index, source, handle, target, points, True, (px, y_out)))
+                continue
+            y_in = _channel_below(t.row - 1)
+            hint = empty_lane_x.get((source, handle)) if target == ipdom.get(source) else None
+            if hint is None and free.free(px, s.row + 1, t.row - 1):
+                points = ((px, s.bottom), (px, y_in), (t.cx, y_in), (t.cx, t.y))
+            else:
+                x = _free_column(free, [hint, px, t.cx], columns, s.row + 1, t.row - 1, px, right_edge)
+                y_out = _channel_below(s.row)
+                points = ((px, s.bottom), (px, y_out), (x, y_out), (x, y_in), (t.cx, y_in), (t.cx, t.y))
+            single = per_port[(source, handle)] == 1
+            plus = (px, _channel_below(s.row)) if single else (t.cx, y_in)
+            routes.append(Route(index, source, handle, target, _dedupe(points), False, plus))
+    routes.sort(key=lambda r: r.index)
+    height = MARGIN_Y + (max(rows.values(), default=0) + 1) * ROW + MARGIN_Y
+    width = right_edge + (back_count + 1) * BACK_EDGE_STEP + MARGIN_X
+    return Layout(boxes, routes, ports, spans, width, height, columns, back)
+
+
+def _ports(g: _Graph, boxes: dict[str, Box]) -> tuple[list[Port], dict[tuple[str, str], int]]:
+    ports: list[Port] = []
+    port_x: dict[tuple[str, str], int] = {}
+    for node_id, box in boxes.items():
+        used = [h for h, _, _ in g.out.get(node_id, ())]
+        handles = list(g.handles[node_id]) + sorted({h for h in used if h not in g.handles[node_id]})
+        for i, handle in enumerate(handles):
+            x = box.x + round((i + 1) * NODE_W / (len(handles) + 1))
+            port_x[(node_id, handle)] = x
+            ports.append(Port(node_id, handle, x, box.bottom, handle in used))
+    return ports, port_x
+
+
+def _free_column(
+    free: _Rows, preferred: list[int | None], columns: int, first: int, last: int, near: int, right_edge: int
+) -> int:
+    for x in preferred:
+        if x is not None and free.free(x, first, last):
+            return x
+    gutters = sorted((MARGIN_X + k * SLOT for k in range(columns + 1)), key=lambda x: (abs(x - near), x))
+    for x in gutters:
+        if free.free(x, first, last):
+            return x
+    return right_edge  # right of every node: always free
+
+
+def _dedupe(points: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+    out = [points[0]]
+    for point in points[1:]:
+        if point != out[-1]:
+            out.append(point)
+    return tuple(out)
