@@ -37,6 +37,11 @@ class CanvasNode:
     issues: list[str] = field(default_factory=list)
 
     @property
+    def subtitle(self) -> str:
+        text = f"{self.title} · {self.summary}" if self.summary else self.title
+        return text if len(text) <= 27 else text[:26] + "…"
+
+    @property
     def w(self) -> int:
         return lanes.NODE_W
 
