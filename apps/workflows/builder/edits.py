@@ -148,19 +148,18 @@ def add(
             raise EditError("A start node has no way in: add it on its own.", code="start_has_no_input", field="type")
         if on_edge is not None:
             index = _find_edge(graph, *on_edge)
-            edge = graph["edges"].pop(index)
+            edge = graph["edges"][index]
             source, handle, continues = edge["from"], edge.get("handle") or "next", [edge["to"]]
+            replaced = [index]
         else:
             assert after is not None
             source_node = node_get(graph, after[0])
             handle = _check_handle(source_node, after[1], graph)
             source = source_node["id"]
-            continues = [
-                e["to"] for e in graph["edges"] if e["from"] == source and (e.get("handle") or "next") == handle
+            replaced = [
+                i for i, e in enumerate(graph["edges"]) if e["from"] == source and (e.get("handle") or "next") == handle
             ]
-            graph["edges"] = [
-                e for e in graph["edges"] if not (e["from"] == source and (e.get("handle") or "next") == handle)
-            ]
+            continues = [graph["edges"][i]["to"] for i in replaced]
         out = handle_order(node)
         if continues and not out:
             raise EditError(
@@ -168,7 +167,14 @@ def add(
                 code="terminal_in_path",
                 field="type",
             )
-        graph["edges"].append(_edge(source, handle, node_id))
+        # The new edge takes the old one's place: edge order is lane order for parallel branches.
+        entry = _edge(source, handle, node_id)
+        kept = (
+            [entry if i == replaced[0] else e for i, e in enumerate(graph["edges"]) if i not in replaced[1:]]
+            if replaced
+            else [*graph["edges"], entry]
+        )
+        graph["edges"] = kept
         graph["edges"] += [_edge(node_id, out[0], target) for target in continues]
     graph["nodes"].append(node)
     return finish(graph, f"Add {kind.label}", [node_id])

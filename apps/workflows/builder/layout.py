@@ -14,8 +14,8 @@ A layered (Sugiyama-family) layout specialised for journey graphs:
 - Edges run through the channels between rows and the gutters between columns; a
   vertical stretch is only ever drawn where no node stands, so no edge crosses a node.
 
-Everything is computed from the graph alone, ordered by handle order and node id,
-so the same graph always gets the same picture.
+Everything is computed from the graph alone, ordered by handle order, edge order and
+node id, so the same graph always gets the same picture.
 """
 
 from __future__ import annotations
@@ -89,6 +89,7 @@ class LaneSpan:
     handle: str
     left: int  # columns
     right: int
+    empty: bool = False  # no node in it: a handle still open, or straight to the join
 
 
 @dataclass
@@ -143,7 +144,9 @@ class _Graph:
         for node_id, edges in self.out.items():
             known = self.handles[node_id]
             rank = {handle: i for i, handle in enumerate(known)}
-            edges.sort(key=lambda e: (rank.get(e[0], len(known)), e[0], e[1], e[2]))
+            # Handles in the type's order; one handle's targets in edge order (parallel lanes
+            # keep the order they were drawn in).
+            edges.sort(key=lambda e: (rank.get(e[0], len(known)), e[0], e[2]))
 
     def roots(self) -> list[str]:
         starts = sorted(n for n, node in self.nodes.items() if node.get("type") == "start")
@@ -180,7 +183,7 @@ def _classify(graph: _Graph) -> tuple[set[int], list[str]]:
     return back, finished
 
 
-def _post_dominators(forward: dict[str, list[str]], order: list[str]) -> dict[str, str]:
+def _post_dominators(successors: dict[str, list[str]], order: list[str]) -> dict[str, str]:
     """Immediate post-dominator of every node (``_SINK`` when branches never meet again).
 
     Cooper, Harvey and Kennedy's iterative algorithm on the reversed graph, whose root is
@@ -204,9 +207,8 @@ def _post_dominators(forward: dict[str, list[str]], order: list[str]) -> dict[st
     while changed:
         changed = False
         for node in reversed(order):  # reverse post-order of the reversed graph
-            successors = forward.get(node) or [_SINK]
             new = None
-            for succ in successors:
+            for succ in successors.get(node, ()):
                 if succ in ipdom:
                     new = succ if new is None else intersect(succ, new)
             if new is not None and ipdom.get(node) != new:
@@ -215,34 +217,87 @@ def _post_dominators(forward: dict[str, list[str]], order: list[str]) -> dict[st
     return ipdom
 
 
-def _build_chain(
-    entry: str, until: str | None, forward_edges: dict[str, list[tuple[str, str]]], ipdom: dict[str, str], placed: set
-) -> list[Any]:
+def _build_chain(entry: str, until: str | None, flow: _Flow, placed: set[str]) -> list[Any]:
     chain: list[Any] = []
     node: str | None = entry
     while node is not None and node != until and node not in placed:
         placed.add(node)
         chain.append(node)
-        targets: list[tuple[str, str]] = []
-        for handle, target in forward_edges.get(node, ()):
-            if all(target != t for _, t in targets):
-                targets.append((handle, target))
-        if not targets:
-            break
-        if len(targets) == 1:
-            node = targets[0][1]
+        lanes = flow.lanes_of(node)
+        if lanes is None:
+            targets = flow.targets(node)
+            node = targets[0] if targets else None
             continue
-        join = ipdom.get(node, _SINK)
+        join = flow.ipdom.get(node, _SINK)
         join_id = None if join == _SINK else join
-        lanes = []
-        for handle, target in targets:
-            if target == join_id:
-                lanes.append(_Lane(handle, target, []))  # a direct branch to the join keeps its lane
-            elif target not in placed:
-                lanes.append(_Lane(handle, target, _build_chain(target, join_id, forward_edges, ipdom, placed)))
-        chain.append(_Lanes(node, lanes))
+        built = []
+        for handle, target in lanes:
+            if target is None or target == join_id or target in placed:
+                # A lane kept open: a handle with no edge yet, one straight to the join, or one
+                # to a node drawn elsewhere. It keeps its width, so filling it moves nothing.
+                built.append(_Lane(handle, target or "", []))
+            else:
+                built.append(_Lane(handle, target, _build_chain(target, join_id, flow, placed)))
+        chain.append(_Lanes(node, built))
         node = join_id
     return chain
+
+
+class _Flow:
+    """The graph without the edges that close loops: what rows, lanes and joins are made of."""
+
+    def __init__(self, g: _Graph, back: set[int]) -> None:
+        self.handles: dict[str, list[str]] = {}
+        self.by_handle: dict[str, dict[str, list[str]]] = defaultdict(dict)
+        self.successors: dict[str, list[str]] = {}
+        for node in g.nodes:
+            used = [h for h, _, _ in g.out.get(node, ())]
+            handles = list(g.handles[node]) + sorted({h for h in used if h not in g.handles[node]})
+            self.handles[node] = handles
+            for handle in handles:
+                self.by_handle[node][handle] = []
+            for handle, target, index in g.out.get(node, ()):
+                if index not in back and target not in self.by_handle[node][handle]:
+                    self.by_handle[node][handle].append(target)
+            # A handle with nowhere to go yet is a way out of the graph (so is a node that
+            # ends the path); one that only goes back up a loop leaves through the loop.
+            looping = {h for h, _, index in g.out.get(node, ()) if index in back}
+            succ: list[str] = [] if handles else [_SINK]
+            for handle in handles:
+                targets = self.by_handle[node][handle]
+                if targets:
+                    succ += [t for t in targets if t not in succ]
+                elif handle not in looping and _SINK not in succ:
+                    succ.append(_SINK)
+            self.successors[node] = succ
+        self.ipdom: dict[str, str] = {}
+
+    def targets(self, node: str) -> list[str]:
+        return [t for t in self.successors[node] if t != _SINK]
+
+    def lanes_of(self, node: str) -> list[tuple[str, str | None]] | None:
+        """(handle, first node) of each lane below ``node``, or None when it opens none.
+
+        A node with several handles (a condition) keeps one lane per handle, used or not,
+        so filling one in never moves another; one handle leading to several nodes
+        (parallel branches) opens a lane per node.
+        """
+        handles = self.handles[node]
+        if len(handles) < 2 and len(self.targets(node)) < 2:
+            return None
+        lanes: list[tuple[str, str | None]] = []
+        seen: set[str] = set()
+        for handle in handles:
+            targets = self.by_handle[node][handle]
+            if not targets:
+                lanes.append((handle, None))
+            for target in targets:
+                if target not in seen:
+                    seen.add(target)
+                    lanes.append((handle, target))
+                elif len(handles) >= 2:
+                    lanes.append((handle, None))
+        return lanes
 
 
 def _width(chain: list[Any], memo: dict[int, int]) -> int:
@@ -270,7 +325,7 @@ def _assign(
         x = left + (width - total) // 2
         for lane in item.lanes:
             lane_width = memo[id(lane.chain)] if lane.chain else 1
-            spans.append(LaneSpan(item.branch, lane.handle, x, x + lane_width))
+            spans.append(LaneSpan(item.branch, lane.handle, x, x + lane_width, not lane.chain))
             if lane.chain:
                 _assign(lane.chain, x, memo, centers, spans)
             x += lane_width
@@ -308,26 +363,21 @@ def _channel_below(row: int) -> int:
 def layout(graph: Mapping[str, Any]) -> Layout:
     g = _Graph(graph)
     back, order = _classify(g)
-    forward_edges: dict[str, list[tuple[str, str]]] = defaultdict(list)
-    forward: dict[str, list[str]] = defaultdict(list)
-    parents: dict[str, list[str]] = defaultdict(list)
-    for source, edges in g.out.items():
-        for handle, target, index in edges:
-            if index not in back:
-                forward_edges[source].append((handle, target))
-                if target not in forward[source]:
-                    forward[source].append(target)
-                    parents[target].append(source)
+    flow = _Flow(g, back)
+    parents: dict[str, set[str]] = defaultdict(set)
+    for source in g.nodes:
+        for target in flow.targets(source):
+            parents[target].add(source)
     rows: dict[str, int] = {}
     for node in order:
         rows[node] = max((rows[p] + 1 for p in parents.get(node, ())), default=0)
-    ipdom = _post_dominators(forward, order)
+    flow.ipdom = ipdom = _post_dominators(flow.successors, order)
 
     placed: set[str] = set()
     chains = []
     for root in g.roots():
         if root not in placed:
-            chains.append(_build_chain(root, None, forward_edges, ipdom, placed))
+            chains.append(_build_chain(root, None, flow, placed))
     memo: dict[int, int] = {}
     centers: dict[str, float] = {}
     spans: list[LaneSpan] = []
@@ -349,9 +399,7 @@ def layout(graph: Mapping[str, Any]) -> Layout:
         for node in g.nodes
     }
     free = _Rows(boxes)
-    empty_lane_x = {
-        (s.branch, s.handle): MARGIN_X + round((s.left + s.right) / 2 * SLOT) for s in spans if s.right - s.left == 1
-    }
+    empty_lane_x = {(s.branch, s.handle): MARGIN_X + round((s.left + s.right) / 2 * SLOT) for s in spans if s.empty}
     right_edge = MARGIN_X + columns * SLOT
     ports, port_x = _ports(g, boxes)
     routes: list[Route] = []
@@ -372,7 +420,7 @@ def layout(graph: Mapping[str, Any]) -> Layout:
                 routes.append(Route(index, source, handle, target, points, True, (px, y_out)))
                 continue
             y_in = _channel_below(t.row - 1)
-            hint = empty_lane_x.get((source, handle)) if target == ipdom.get(source) else None
+            hint = empty_lane_x.get((source, handle))
             if hint is None and free.free(px, s.row + 1, t.row - 1):
                 points = ((px, s.bottom), (px, y_in), (t.cx, y_in), (t.cx, t.y))
             else:

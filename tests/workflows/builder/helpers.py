@@ -11,7 +11,11 @@ from apps.subscribers.models import Segment, Tag
 def published_template(project: Any, key: str, channel: str, content: dict[str, Any] | None = None) -> Any:
     template = template_create(project=project, key=key, channel=channel, name=key)
     default = {
-        "email": {"subject": "Hi {{ subscriber.first_name }}", "text": "Hello", "html": "<p>Hello {{ subscriber.first_name }}</p>"},
+        "email": {
+            "subject": "Hi {{ subscriber.first_name }}",
+            "text": "Hello",
+            "html": "<p>Hello {{ subscriber.first_name }}</p>",
+        },
         "push": {"title": "Hi {{ subscriber.first_name }}", "body": "Welcome aboard", "data": {}},
         "sms": {"text": "Hi {{ subscriber.first_name }}"},
     }

@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 
 from apps.workflows.models import Workflow
-from apps.workflows.services import workflow_save_draft
 from tests.factories import MembershipFactory
 from tests.workflows.builder.helpers import published_template, sign_in, tag
 
