@@ -16,7 +16,7 @@ from typing import Any
 
 from apps.core.errors import ApplicationError
 from apps.workflows.builder.layout import handle_order
-from apps.workflows.graph import shape_issues
+from apps.workflows.graph import GRAPH_SCHEMA, shape_issues
 from apps.workflows.nodes.base import node_types
 
 MAX_LABEL = 200
@@ -122,11 +122,17 @@ def _find_edge(graph: Mapping[str, Any], source: Any, handle: Any, target: Any) 
 
 def finish(graph: dict[str, Any], label: str, focus: list[str]) -> Edited:
     """Refuse an edit whose result breaks the graph format (too many nodes, a bad id)."""
+    limits = GRAPH_SCHEMA["properties"]
+    for part, noun in (("nodes", "nodes"), ("edges", "connections")):
+        most = limits[part]["maxItems"]
+        if len(graph[part]) > most:
+            raise EditError(
+                f"A journey has at most {most} {noun}; this edit would make {len(graph[part])}.",
+                code="graph_too_large",
+            )
     issues = shape_issues(graph)
     if issues:
-        raise EditError(
-            issues[0].message, code="graph_too_large" if "too long" in issues[0].message else "invalid_graph"
-        )
+        raise EditError(issues[0].message[:300], code="invalid_graph")
     return Edited(graph, label, focus)
 
 

@@ -232,13 +232,13 @@ def _configure(graph: dict[str, Any], request: HttpRequest) -> edits.Edited:
 @require_POST
 def builder_edit(request: HttpRequest, key: str) -> HttpResponse:
     require_editor(request)
-    try:
-        if int(request.META.get("CONTENT_LENGTH") or 0) > MAX_EDIT_BODY:
-            raise edits.EditError(
-                "This edit is larger than 1 MiB; nothing was changed.", code="edit_too_large", status=413
-            )
-    except ValueError:
-        raise edits.EditError("Content-Length is not a number.", code="bad_content_length") from None
+    declared = str(request.META.get("CONTENT_LENGTH") or "0")
+    if not declared.isdigit() or int(declared) > MAX_EDIT_BODY:
+        # Refused before the body is read: nothing of it is parsed, nothing changes.
+        return _refusal(
+            request,
+            edits.EditError("This edit is larger than 1 MiB; nothing was changed.", code="edit_too_large", status=413),
+        )
     workflow = workflow_or_404(request, key)
     op = str(request.POST.get("op", ""))
     try:
@@ -314,7 +314,7 @@ def _form_action(config: dict[str, Any], action: str) -> None:
     holder_path, _, index = arg.partition("|")
     holder: Any = config
     cases = config.get("cases") if isinstance(config.get("cases"), list) else []
-    if holder_path:
+    if holder_path and verb in ("add_row", "remove_row"):
         head, _, number = holder_path.partition(".")
         if head != "cases" or not number.isdigit() or int(number) >= len(cases):
             return
