@@ -371,7 +371,7 @@ def layout(graph: Mapping[str, Any]) -> Layout:
     rows: dict[str, int] = {}
     for node in order:
         rows[node] = max((rows[p] + 1 for p in parents.get(node, ())), default=0)
-    flow.ipdom = ipdom = _post_dominators(flow.successors, order)
+    flow.ipdom = _post_dominators(flow.successors, order)
 
     placed: set[str] = set()
     chains = []
