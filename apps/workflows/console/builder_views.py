@@ -25,6 +25,7 @@ from apps.workflows.builder import clipboard, edits
 from apps.workflows.builder.forms import MAX_ROWS, FormInputError, Pickers, config_from_post, inline_errors, node_form
 from apps.workflows.builder.history import workflow_draft_edit, workflow_draft_redo, workflow_draft_undo
 from apps.workflows.console.canvas import palette, workspace
+from apps.workflows.console.canvas_svg import canvas_svg
 from apps.workflows.models import Workflow
 from apps.workflows.nodes.base import node_types
 from apps.workflows.services import workflow_save_draft
@@ -55,6 +56,7 @@ def _context(request: HttpRequest, workflow: Workflow, focus: list[str], **extra
     context = workspace(workflow, project)
     editable = can_edit(request)
     context.update(can_edit=editable, focus=focus, **extra)
+    context["canvas_svg"] = canvas_svg(context["layout"], context["nodes"], can_edit=editable)
     graph = workflow.draft_graph or {"nodes": [], "edges": []}
     node = next((n for n in graph.get("nodes", []) if focus and n["id"] == focus[0]), None) if len(focus) == 1 else None
     context["inspector"] = inspector(request, workflow, node, errors=extra.get("form_errors")) if node else None
