@@ -73,26 +73,46 @@ class Pickers:
     tags: list[str]
 
     @classmethod
-    def load(cls, project: Project) -> Pickers:
+    def load(cls, project: Project, schema: Mapping[str, Any]) -> Pickers:
+        """Only what this schema's form picks from: a wait's form needs no query at all."""
         from apps.delivery.models import Connector, Template
         from apps.subscribers.models import Segment, Tag
 
+        keys = _property_names(schema)
         templates: dict[str, list[tuple[str, str]]] = {}
-        for key, name, channel in (
-            Template.objects.for_project(project).order_by("key").values_list("key", "name", "channel")
-        ):
-            templates.setdefault(channel, []).append((key, f"{name} ({key})" if name and name != key else key))
+        if "template" in keys:
+            rows = Template.objects.for_project(project).order_by("key").values_list("key", "name", "channel")
+            for key, name, channel in rows:
+                templates.setdefault(channel, []).append((key, f"{name} ({key})" if name and name != key else key))
         connectors: dict[str, list[tuple[int, str]]] = {}
-        for pk, channel, provider, name, default in (
-            Connector.objects.for_project(project)
-            .order_by("pk")
-            .values_list("pk", "channel", "provider", "name", "is_default")
-        ):
-            text = f"{name or provider} · {provider}" + (" (default)" if default else "")
-            connectors.setdefault(channel, []).append((pk, text))
-        segments = list(Segment.objects.for_project(project).order_by("name").values_list("pk", "name"))
-        tags = list(Tag.objects.for_project(project).order_by("name").values_list("name", flat=True)[:1000])
+        if "connector" in keys:
+            found = Connector.objects.for_project(project).order_by("pk")
+            for pk, channel, provider, name, default in found.values_list(
+                "pk", "channel", "provider", "name", "is_default"
+            ):
+                text = f"{name or provider} · {provider}" + (" (default)" if default else "")
+                connectors.setdefault(channel, []).append((pk, text))
+        predicates = bool(keys & {"predicates", "cases"})
+        segments = []
+        if predicates:
+            segments = list(Segment.objects.for_project(project).order_by("name").values_list("pk", "name"))
+        tags = []
+        if predicates or "tags" in keys:
+            tags = list(Tag.objects.for_project(project).order_by("name").values_list("name", flat=True)[:1000])
         return cls(templates, connectors, segments, tags)
+
+
+def _property_names(schema: Any) -> set[str]:
+    names: set[str] = set()
+    if isinstance(schema, Mapping):
+        for key, value in schema.items():
+            if key == "properties" and isinstance(value, Mapping):
+                names |= set(value)
+            names |= _property_names(value)
+    elif isinstance(schema, list):
+        for item in schema:
+            names |= _property_names(item)
+    return names
 
 
 def _title(key: str) -> str:

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
-from django.db import transaction
-from django.db.models import Max
+from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.core.errors import Conflict
@@ -35,6 +34,8 @@ class DraftSaved:
     workflow: Workflow
     label: str
     focus: list[str]
+    # What undo and redo would do next, when the write already knows it.
+    history: dict[str, str | None] | None = None
 
 
 def _changed_by(workflow: Workflow) -> str:
@@ -62,19 +63,25 @@ def _locked(project: Project, workflow_id: int, revision: int | None) -> Workflo
 
 def draft_record(*, workflow: Workflow, before: Any, after: Any, label: str, user: Any = None, via: str = "") -> None:
     """Store ``after`` as the draft of a locked ``workflow`` and remember how to undo it."""
-    project = workflow.project
-    DraftChange.objects.filter(workflow=workflow, undone=True).delete()
-    last = DraftChange.objects.filter(workflow=workflow).aggregate(n=Max("seq"))["n"] or 0
+    # The changes that could still be redone go (a new change ends that branch), and so do
+    # the oldest beyond the limit: one statement, as every edit pays for it.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "DELETE FROM workflows_draftchange WHERE workflow_id = %s AND (undone OR seq < ("
+            " SELECT seq FROM workflows_draftchange WHERE workflow_id = %s AND NOT undone"
+            " ORDER BY seq DESC OFFSET %s LIMIT 1))",
+            [workflow.pk, workflow.pk, HISTORY_LIMIT - 1],
+        )
+    # Revisions only grow, so the revision a change makes orders the history.
     DraftChange.objects.create(
-        project=project,
+        project_id=workflow.project_id,
         workflow=workflow,
-        seq=last + 1,
+        seq=workflow.draft_revision + 1,
         label=label[:200],
         graph_before=before,
         graph_after=after,
         made_by=user if getattr(user, "pk", None) else None,
     )
-    DraftChange.objects.filter(workflow=workflow, seq__lte=last + 1 - HISTORY_LIMIT).delete()
     _store(workflow, after, user, via)
 
 
@@ -107,7 +114,7 @@ def workflow_draft_edit(
     if edited.graph == before:
         return DraftSaved(locked, "", edited.focus)
     draft_record(workflow=locked, before=before, after=edited.graph, label=edited.label, user=user, via="console")
-    return DraftSaved(locked, edited.label, edited.focus)
+    return DraftSaved(locked, edited.label, edited.focus, {"undo": edited.label[:200], "redo": None})
 
 
 @transaction.atomic

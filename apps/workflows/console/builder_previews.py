@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.console.access import console_page
 from apps.core.errors import ApplicationError
 from apps.workflows.builder.previews import journey_test_send, message_render, moment, wait_sentence
-from apps.workflows.console.builder_views import require_editor, workflow_or_404
+from apps.workflows.console.builder_views import fragment, require_editor, workflow_or_404
 from apps.workflows.preview import wait_preview_config
 
 
@@ -21,7 +20,7 @@ def _node(workflow: Any, node_id: str | None) -> dict[str, Any] | None:
 
 
 def _answer(request: HttpRequest, template: str, context: dict[str, Any], status: int = 200) -> HttpResponse:
-    return render(request, f"workflows/builder/{template}", context, status=status)
+    return fragment(template, context, status=status)
 
 
 @console_page

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import reswap, retarget
 
@@ -53,7 +54,7 @@ def workflow_or_404(request: HttpRequest, key: str) -> Workflow:
 
 def _context(request: HttpRequest, workflow: Workflow, focus: list[str], **extra: Any) -> dict[str, Any]:
     project = request.project  # type: ignore[attr-defined]
-    context = workspace(workflow, project)
+    context = workspace(workflow, project, history=extra.pop("history", None))
     editable = can_edit(request)
     context.update(can_edit=editable, focus=focus, **extra)
     context["canvas_svg"] = canvas_svg(context["layout"], context["nodes"], can_edit=editable)
@@ -99,7 +100,7 @@ def inspector(
         "kind": kind,
         "connections": connections,
         "others": others,
-        "fields": node_form(kind, current, Pickers.load(project), found) if kind else [],
+        "fields": node_form(kind, current, Pickers.load(project, kind.schema), found) if kind else [],
         "form_errors": found.get("", []),
         "flags": node.get("flags", []),
         "is_wait": node["type"] == "wait",
@@ -108,18 +109,22 @@ def inspector(
     }
 
 
+def fragment(template: str, context: dict[str, Any], status: int = 200) -> HttpResponse:
+    """A piece of the page for htmx to swap in. Rendered without the request's context
+    processors: the console shell's (projects for the switcher, messages) belong to whole
+    pages, and would cost each edit their queries."""
+    return HttpResponse(render_to_string(f"workflows/builder/{template}", context), status=status)
+
+
 def _fragment(
     request: HttpRequest, workflow: Workflow, focus: list[str], status: int = 200, **extra: Any
 ) -> HttpResponse:
-    return render(
-        request, "workflows/builder/_workspace.html", _context(request, workflow, focus, **extra), status=status
-    )
+    return fragment("_workspace.html", _context(request, workflow, focus, **extra), status=status)
 
 
 def _refusal(request: HttpRequest, exc: ApplicationError) -> HttpResponse:
-    response = render(
-        request,
-        "workflows/builder/_alert.html",
+    response = fragment(
+        "_alert.html",
         {"message": exc.message, "code": exc.code, "extra": exc.extra},
         status=exc.status if exc.status >= 400 else 422,
     )
@@ -241,7 +246,10 @@ def builder_edit(request: HttpRequest, key: str) -> HttpResponse:
             request,
             edits.EditError("This edit is larger than 1 MiB; nothing was changed.", code="edit_too_large", status=413),
         )
-    workflow = workflow_or_404(request, key)
+    # Only its id: the edit reads the draft itself, under the row lock.
+    workflow = Workflow.objects.for_project(request.project).only("pk", "key", "project").filter(key=key).first()  # type: ignore[attr-defined]
+    if workflow is None:
+        raise Http404(f"No workflow {key!r} in this project.")
     op = str(request.POST.get("op", ""))
     try:
         revision = int(request.POST.get("revision", ""))
@@ -268,7 +276,9 @@ def builder_edit(request: HttpRequest, key: str) -> HttpResponse:
     selected = [part for value in request.POST.getlist("selected") for part in str(value).split(",") if part]
     focus = saved.focus or selected[:MAX_IDS]
     graph_ids = {n["id"] for n in saved.workflow.draft_graph.get("nodes", [])}
-    return _fragment(request, saved.workflow, [n for n in focus if n in graph_ids], done=saved.label)
+    return _fragment(
+        request, saved.workflow, [n for n in focus if n in graph_ids], done=saved.label, history=saved.history
+    )
 
 
 def _form_refusal(request: HttpRequest, workflow: Workflow, exc: edits.EditError) -> HttpResponse:
@@ -288,7 +298,7 @@ def _form_refusal(request: HttpRequest, workflow: Workflow, exc: edits.EditError
         "refused": exc.message,
         "timezone_link": exc.code == "timezone_required",
     }
-    response = render(request, "workflows/builder/_inspector.html", context, status=422)
+    response = fragment("_inspector.html", context, status=422)
     response["X-Tidings-Code"] = exc.code
     return reswap(retarget(response, "#builder-inspector"), "innerHTML")
 
@@ -306,7 +316,7 @@ def builder_form(request: HttpRequest, key: str) -> HttpResponse:
     config = config_from_post(kind, request.POST, strict=False)
     _form_action(config, str(request.POST.get("_form", "")))
     context = {"can_edit": True, "workflow": workflow, "inspector": inspector(request, workflow, node, config=config)}
-    return render(request, "workflows/builder/_inspector.html", context)
+    return fragment("_inspector.html", context)
 
 
 def _form_action(config: dict[str, Any], action: str) -> None:
@@ -355,7 +365,7 @@ def builder_inspector(request: HttpRequest, key: str) -> HttpResponse:
         "inspector": inspector(request, workflow, node) if node else None,
         "selected_count": len(wanted),
     }
-    return render(request, "workflows/builder/_inspector.html", context)
+    return fragment("_inspector.html", context)
 
 
 @console_page

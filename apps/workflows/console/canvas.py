@@ -103,7 +103,9 @@ def _predicates(predicates: list[Any], match: str) -> str:
     return ("none: " if match == "none" else "") + joiner.join(parts)
 
 
-def workspace(workflow: Workflow, project: Project, status: DraftStatus | None = None) -> dict[str, Any]:
+def workspace(
+    workflow: Workflow, project: Project, status: DraftStatus | None = None, history: dict[str, Any] | None = None
+) -> dict[str, Any]:
     graph = workflow.draft_graph or {"nodes": [], "edges": []}
     status = status or draft_status(graph, project=project)
     drawn = lanes.layout(graph)
@@ -143,7 +145,7 @@ def workspace(workflow: Workflow, project: Project, status: DraftStatus | None =
         "issues": issues,
         "errors": sum(1 for i in issues if i["severity"] == "error"),
         "warnings": sum(1 for i in issues if i["severity"] == "warning"),
-        "history": history_state(workflow),
+        "history": history if history is not None else history_state(workflow),
         "node_w": lanes.NODE_W,
         "node_h": lanes.NODE_H,
     }
