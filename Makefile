@@ -21,18 +21,17 @@ $(VENV)/.installed-dev: requirements/base.txt requirements/dev.txt $(VENV)/.inst
 install: $(VENV)/.installed-base
 install-dev: $(VENV)/.installed-dev
 
-## Run Tidings: web (ASGI) + Celery worker + beat in the foreground. Ctrl-C stops all three.
+## Run Tidings in the foreground: embedded PostgreSQL and Redis unless DATABASE_URL / REDIS_URL
+## name real ones, migrations, the demo, web (ASGI), a Celery worker and beat. Ctrl-C stops it all.
 run: $(VENV)/.installed-base
-	$(PY) manage.py migrate --noinput
 	$(PY) manage.py run_all
 
-## Run the whole test suite against real PostgreSQL and Redis.
+## The whole test suite against real PostgreSQL and Redis: the machine's, the URLs given, or
+## embedded ones when neither is installed (TIDINGS_EMBEDDED=1: always embedded).
 test: $(VENV)/.installed-dev
-	bash .ci/ensure-services
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	DJANGO_SETTINGS_MODULE=config.settings.test DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres $(PY) manage.py makemigrations --check --dry-run
-	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	PY=$(PY) bash .ci/ensure-services bash .ci/suite $(PYTEST_ARGS)
 
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .

@@ -9,7 +9,10 @@ def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     from django.core.management import execute_from_command_line
 
-    execute_from_command_line(sys.argv)
+    from config.embedded import for_command
+
+    with for_command(sys.argv):
+        execute_from_command_line(sys.argv)
 
 
 if __name__ == "__main__":

@@ -53,7 +53,7 @@ def env_list(name: str, default: list[str] | None = None) -> list[str]:
 
 
 def data_dir() -> Path:
-    """Where the embedded defaults (SQLite, broker folder, uploads) live."""
+    """Where the embedded servers (``make run``), uploads and collected static files live."""
     path = Path(env_str("TIDINGS_DATA_DIR", str(BASE_DIR / ".data")))
     path.mkdir(parents=True, exist_ok=True)
     return path

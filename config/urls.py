@@ -31,10 +31,11 @@ urlpatterns = [
     path("documents/", include(wagtaildocs_urls)),
 ]
 
-if settings.DEBUG:
-    from django.conf.urls.static import static
+if settings.TIDINGS_SERVE_MEDIA:
+    from django.views.static import serve
 
-    urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
+    prefix = settings.MEDIA_URL.lstrip("/")
+    urlpatterns += [path(f"{prefix}<path:path>", serve, {"document_root": settings.MEDIA_ROOT})]
 
 # Wagtail serves every other path (home page, docs, blog, legal).
 urlpatterns += [path("", include(wagtail_urls))]

@@ -91,8 +91,10 @@ def test_asgi_wrapper_lets_normal_requests_through(settings):
 def _settings_in_subprocess(env: dict[str, str]) -> dict:
     code = (
         "import json, django; django.setup(); from django.conf import settings as s;"
-        "print(json.dumps({'engine': s.DATABASES['default']['ENGINE'], 'broker': s.CELERY_BROKER_URL,"
-        " 'cache': s.CACHES['default']['BACKEND']}))"
+        "db = s.DATABASES['default'];"
+        "print(json.dumps({'engine': db['ENGINE'], 'db': [db['HOST'], db['PORT'], db['NAME']],"
+        " 'broker': s.CELERY_BROKER_URL, 'cache': s.CACHES['default']['BACKEND'],"
+        " 'embedded': [s.TIDINGS_EMBEDDED_POSTGRES, s.TIDINGS_EMBEDDED_REDIS]}))"
     )
     clean = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL"}}
     clean.update(env, DJANGO_SETTINGS_MODULE="config.settings.local")
@@ -100,11 +102,26 @@ def _settings_in_subprocess(env: dict[str, str]) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_without_servers_settings_fall_back_to_embedded_defaults(tmp_path):
-    result = _settings_in_subprocess({"TIDINGS_DATA_DIR": str(tmp_path)})
-    assert result["engine"] == "django.db.backends.sqlite3"
-    assert result["broker"] == "filesystem://"
-    assert result["cache"].endswith("FileBasedCache")
+def test_without_urls_settings_name_the_embedded_servers(tmp_path):
+    result = _settings_in_subprocess({"TIDINGS_DATA_DIR": str(tmp_path), "TIDINGS_EMBEDDED_PG_PORT": "55999"})
+    assert result["engine"] == "django.db.backends.postgresql"
+    assert result["db"] == ["127.0.0.1", 55999, "tidings"]
+    assert result["broker"] == "redis://127.0.0.1:56379/0"
+    assert result["cache"].endswith("RedisCache")
+    assert result["embedded"] == [True, True]
+
+
+def test_production_refuses_the_embedded_servers(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in {"DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL"}}
+    env.update(DJANGO_SETTINGS_MODULE="config.settings.production", DJANGO_SECRET_KEY="x" * 50)
+    env.update(TIDINGS_SECRET_KEYS="MEb3q3tFybFbUkZjEzvUP0nI1w_TkkIXil93dD-7SZs=", TIDINGS_DATA_DIR=str(tmp_path))
+    code = "import django; django.setup()"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode != 0
+    assert "DATABASE_URL must point at PostgreSQL in production." in done.stderr
+    env["DATABASE_URL"] = "postgres://postgres@127.0.0.1:5432/x"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert "REDIS_URL must point at Redis in production." in done.stderr
 
 
 def test_environment_selects_postgres_and_redis(tmp_path):

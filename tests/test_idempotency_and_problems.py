@@ -141,7 +141,7 @@ def test_unknown_path_under_api_is_not_a_server_error(secret_client):
 
 @pytest.mark.parametrize("debug", [True, False])
 def test_an_unexpected_error_is_a_500_problem_without_internals(secret_client, settings, caplog, debug):
-    # Under DEBUG (as `make run` runs) Django would otherwise answer with its HTML debug page.
+    # Under DEBUG (`DJANGO_DEBUG=1 make run`) Django would otherwise answer with its HTML debug page.
     settings.DEBUG = debug
     secret_client.raise_request_exception = False
     with caplog.at_level("ERROR", logger="django.request"):

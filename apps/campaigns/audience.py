@@ -11,7 +11,6 @@ from typing import Any
 from django.db import connection
 
 from apps.campaigns.models import AudienceKind, Campaign
-from apps.core.dbcompat import ids_json, is_sqlite
 from apps.subscribers.models import SegmentMembership, Subscriber, SubscriberTag, Tag
 
 SUBSCRIBERS = Subscriber._meta.db_table
@@ -46,10 +45,6 @@ def audience_sql(campaign: Campaign, *, lo: int | None = None, hi: int | None = 
             "WHERE st.subscriber_id = s.id AND t.project_id = %s AND t.name = %s)"
         )
         params += [campaign.project_id, campaign.audience_tag]
-    elif kind == AudienceKind.LIST and is_sqlite():
-        # SQLite (``make run``) has no arrays: the list travels as one JSON parameter.
-        where.append("s.external_id IN (SELECT value FROM json_each(%s))")
-        params.append(ids_json(str(x) for x in campaign.audience_list))
     elif kind == AudienceKind.LIST:
         where.append("s.external_id = ANY(%s)")
         params.append([str(x) for x in campaign.audience_list])

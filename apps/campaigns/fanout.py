@@ -11,7 +11,6 @@ from django.utils import timezone
 from apps.campaigns.audience import audience_sql
 from apps.campaigns.ledger import HOLD_UNTIL
 from apps.campaigns.models import Campaign, CampaignChunk, CampaignState, CampaignStats
-from apps.core.dbcompat import is_sqlite
 from apps.delivery.services import deliveries_enqueue_for_subscribers
 
 
@@ -27,13 +26,9 @@ def campaign_chunk_fan_out(*, project_id: int, campaign_id: int, chunk_id: int) 
         return 0  # done already, or another worker holds it right now
     # FOR SHARE: chunks run in parallel, but a pause or cancel waits for them to commit,
     # so the pause's hold sees every row a chunk inserted.
-    if is_sqlite():
-        # No FOR SHARE there, and none needed: this transaction is SQLite's one writer.
-        state = Campaign.objects.values_list("state", flat=True).get(pk=campaign_id)
-    else:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT state FROM campaigns_campaign WHERE id = %s FOR SHARE", [campaign_id])
-            (state,) = cursor.fetchone()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT state FROM campaigns_campaign WHERE id = %s FOR SHARE", [campaign_id])
+        (state,) = cursor.fetchone()
     campaign = Campaign.objects.get(pk=campaign_id)
     inserted = 0
     if state in (CampaignState.RUNNING, CampaignState.PAUSED):

@@ -12,10 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 
-from django.db import connection, transaction
-from django.utils import timezone
+from django.db import connection
 
-from apps.core.dbcompat import is_sqlite, ts
 from apps.delivery.models import Delivery, DeliveryEvent
 
 DELIVERIES = Delivery._meta.db_table
@@ -26,8 +24,6 @@ HOLD_UNTIL = datetime(9999, 1, 1, tzinfo=UTC)
 
 
 def _move(sql_where: str, params: list, *, set_sql: str, set_params: list, state: str, reason: str) -> int:
-    if is_sqlite():
-        return _move_sqlite(sql_where, params, set_sql=set_sql, set_params=set_params, state=state, reason=reason)
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
@@ -44,29 +40,6 @@ def _move(sql_where: str, params: list, *, set_sql: str, set_params: list, state
             [*set_params, *params, state, reason],
         )
         return int(cursor.fetchone()[0])
-
-
-def _move_sqlite(sql_where: str, params: list, *, set_sql: str, set_params: list, state: str, reason: str) -> int:
-    """SQLite (``make run``): no data-modifying CTE and no now(), so the moved rows come
-    back from ``RETURNING`` and their events are written next, in the same transaction.
-    Times travel in Django's text form; the one for now() is our own formatted value."""
-    now = ts(timezone.now())
-    set_sql = set_sql.replace("now()", f"'{now}'")
-    values = [ts(v) if isinstance(v, datetime) else v for v in [*set_params, *params]]
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            f"UPDATE {DELIVERIES} AS d SET {set_sql}, updated_at = %s"  # noqa: S608
-            f" WHERE d.project_id = %s AND d.origin_kind = %s AND d.origin_id = %s AND {sql_where}"
-            " RETURNING id, project_id, channel",  # SQLite's RETURNING cannot name the alias
-            [*values[: len(set_params)], now, *values[len(set_params) :]],
-        )
-        moved = cursor.fetchall()
-        cursor.executemany(
-            f"INSERT INTO {EVENTS} (project_id, delivery_id, channel, state, reason, at)"  # noqa: S608
-            " VALUES (%s, %s, %s, %s, %s, %s)",
-            [(project_id, pk, channel, state, reason, now) for pk, project_id, channel in moved],
-        )
-    return len(moved)
 
 
 def ledger_hold(*, project_id: int, campaign_id: int, reason: str) -> int:

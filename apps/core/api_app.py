@@ -98,7 +98,7 @@ def drop_hung_up_connections(**kwargs: Any) -> None:
     """request_started: close Postgres connections the server hung up on (reopened lazily)."""
     for conn in connections.all(initialized_only=True):
         raw = conn.connection
-        if raw is None or conn.vendor != "postgresql" or conn.in_atomic_block:
+        if raw is None or conn.in_atomic_block:
             continue
         if server_hung_up(raw):
             conn.close()

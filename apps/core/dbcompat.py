@@ -1,42 +1,15 @@
-"""What hand-written SQL needs to know about the database it runs on.
-
-Postgres is the production database and its SQL stays as written. ``make run`` runs on a
-SQLite file; statements that use Postgres-only SQL (now(), arrays and ``= ANY``, unnest,
-xmax, data-modifying CTEs, COPY, SKIP LOCKED, advisory locks) have a SQLite variant beside
-them, chosen by ``is_sqlite()``. SQLite has a single writer and every local transaction is
-IMMEDIATE, so row locks are unnecessary there: the transaction already owns the file.
-"""
+"""Helpers for hand-written PostgreSQL: array literals, COPY text, prepared statements."""
 
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.db import connection
 from django.db.backends.utils import CursorDebugWrapper, CursorWrapper
-
-
-def is_sqlite() -> bool:
-    return connection.vendor == "sqlite"
-
-
-def ts(value: datetime | None) -> str | None:
-    """A datetime as Django stores it in SQLite (naive UTC text), so comparisons order right."""
-    return connection.ops.adapt_datetimefield_value(value) if value is not None else None
-
-
-def ids_json(ids: Iterable[Any]) -> str:
-    """A list for ``IN (SELECT value FROM json_each(%s))``: one bound string."""
-    return json.dumps(list(ids))
-
-
-# The SQLite spelling of ``= ANY(%s)`` for a list bound with ``ids_json``.
-IN_JSON = "IN (SELECT value FROM json_each(%s))"
 
 
 def int_array(values: Iterable[int | None]) -> str:
@@ -76,9 +49,9 @@ def prepared_cursor() -> Iterator[CursorWrapper]:
     the server and prepares each statement on first use, per connection. Errors are still
     wrapped and queries still logged the Django way (the SQL as written, placeholders
     included). ``DB_PREPARED_STATEMENTS=0`` (behind a proxy that cannot keep prepared
-    statements) and SQLite: Django's own cursor.
+    statements): Django's own cursor.
     """
-    if connection.vendor != "postgresql" or not getattr(settings, "TIDINGS_DB_PREPARED_STATEMENTS", False):
+    if not getattr(settings, "TIDINGS_DB_PREPARED_STATEMENTS", False):
         with connection.cursor() as cursor:
             yield cursor
         return

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from celery import shared_task
-from celery.signals import before_task_publish
+from celery.signals import beat_init, before_task_publish
 from django.utils import timezone
 
 from apps.core.idempotency import idempotency_records_sweep
@@ -25,6 +25,12 @@ def _record_beat_heartbeat(sender: str | None = None, **_: Any) -> None:
 @shared_task(name=HEARTBEAT_TASK, ignore_result=True, expires=60)
 def heartbeat() -> None:
     Heartbeat.objects.update_or_create(name="worker", defaults={"at": timezone.now()})
+
+
+@beat_init.connect
+def _heartbeat_at_start(**_: Any) -> None:
+    # /health turns healthy as soon as beat and a worker are up, not an interval later.
+    heartbeat.apply_async()
 
 
 @shared_task(name="core.idempotency_sweep", ignore_result=True)

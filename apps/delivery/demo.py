@@ -18,6 +18,13 @@ DEMO_LAYOUT = """<!doctype html>
 <p style="color: #888; font-size: 12px">Sent by Demo App with Tidings.</p>
 </td></tr></table></body></html>"""
 
+# The simulated provider's rates sit well inside the campaign breaker's default lines (5%
+# bounces, 0.1% complaints over at least 200 receipts): one complaint in a few hundred
+# messages would already cross the second, so the demo simulates none. Push and SMS refuse
+# a few messages for good (unregistered tokens, dead numbers): the dead letters to look at.
+DEMO_PROVIDER = {"latency_ms": 20, "delivered_rate": 0.97, "bounce_rate": 0.01, "complaint_rate": 0.0}
+DEMO_REFUSALS = {"push": 0.08, "sms": 0.08}
+
 DEMO_TEMPLATES: list[tuple[str, str, str, dict[str, Any]]] = [
     (
         "welcome",
@@ -31,6 +38,17 @@ DEMO_TEMPLATES: list[tuple[str, str, str, dict[str, Any]]] = [
                 "<p>Thanks for joining {{ app_name or 'Demo App' }}.</p>",
             },
             "push": {"title": "Welcome!", "body": "Thanks for joining, {{ subscriber.first_name or 'friend' }}."},
+        },
+    ),
+    (
+        "welcome-push",
+        "push",
+        "Welcome (push)",
+        {
+            "push": {
+                "title": "Settling in?",
+                "body": "Three things to try first, {{ subscriber.first_name or 'friend' }}.",
+            }
         },
     ),
     (
@@ -74,7 +92,7 @@ def seed_demo(project: Project) -> dict[str, object]:
                 provider="dryrun",
                 name=f"Dry run ({channel})",
                 is_default=True,
-                settings={"latency_ms": 20, "delivered_rate": 0.95, "bounce_rate": 0.02, "complaint_rate": 0.001},
+                settings={**DEMO_PROVIDER, "permanent_rate": DEMO_REFUSALS.get(channel, 0.0)},
             )
             connector.set_credentials({"api_key": "dryrun-demo"})
             connector.save()

@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from apps.delivery import localstate
 from apps.delivery.channels.base import ConnectorConfig
 from apps.delivery.redis_client import get_redis
 
@@ -102,42 +101,8 @@ def reserve(buckets: Buckets, wanted: int) -> tuple[int, float, float]:
     argv: list[Any] = [wanted]
     for rate, burst in zip(buckets.rates, buckets.bursts, strict=True):
         argv += [rate, burst]
-    if localstate.enabled():
-        return _reserve_local(buckets, wanted)
     granted, wait_ms, rate_milli = get_redis().eval(_RESERVE_LUA, len(buckets.keys), *buckets.keys, *argv)
     return int(granted), int(wait_ms) / 1000, int(rate_milli) / 1000
-
-
-def _reserve_local(buckets: Buckets, wanted: int) -> tuple[int, float, float]:
-    """The Lua script above, step for step, in one SQLite write transaction."""
-    grant, wait, slowest = wanted, 0.0, 0.0
-    state: dict[str, tuple[float, float]] = {}
-    with localstate.atomic() as conn:
-        now = time.time()
-        for key, default_rate, default_burst in zip(buckets.keys, buckets.rates, buckets.bursts, strict=True):
-            fields = localstate.hgetall(conn, key)
-            rate = float(fields.get("rate") or default_rate or 0)
-            if rate <= 0:
-                continue
-            burst = float(fields.get("burst") or default_burst or 0)
-            if burst <= 0:
-                burst = max(rate, 1.0)
-            tokens = float(fields.get("tokens") or burst)
-            ts = float(fields.get("ts") or now)
-            tokens = min(burst, tokens + max(0.0, now - ts) * rate)
-            state[key] = (tokens, rate)
-            slowest = rate if slowest == 0 or rate < slowest else slowest
-            grant = min(grant, int(tokens))
-        grant = max(grant, 0)
-        for key, (tokens, rate) in state.items():
-            left = tokens - grant
-            localstate.hset(conn, key, {"tokens": left, "ts": now})
-            localstate.expire(conn, key, 3600)
-            if grant < wanted:
-                need = (wanted - grant) - left
-                if need > 0:
-                    wait = max(wait, need / rate)
-    return grant, wait, slowest
 
 
 def bucket_set_rate(key: str, rate_per_second: float, burst: float | None = None) -> None:
@@ -146,19 +111,11 @@ def bucket_set_rate(key: str, rate_per_second: float, burst: float | None = None
     mapping: dict[str, Any] = {"rate": rate_per_second}
     if burst is not None:
         mapping["burst"] = burst
-    if localstate.enabled():
-        with localstate.atomic() as conn:
-            localstate.hset(conn, name, mapping)
-        return
     get_redis().hset(name, mapping=mapping)
 
 
 def bucket_rate(key: str) -> float | None:
     name = key if key.startswith(PREFIX) else PREFIX + key
-    if localstate.enabled():
-        with localstate.atomic() as conn:
-            value = localstate.hget(conn, name, "rate")
-        return float(value) if value is not None else None
     value = get_redis().hget(name, "rate")
     return float(value) if value is not None else None
 
@@ -168,14 +125,6 @@ def account_record(account: str, ok: int, throttled: int) -> None:
     if not ok and not throttled:
         return
     key = f"{PREFIX}count:{account}:{int(time.time())}"
-    if localstate.enabled():
-        with localstate.atomic() as conn:
-            if ok:
-                localstate.hincrby(conn, key, "ok", ok)
-            if throttled:
-                localstate.hincrby(conn, key, "throttled", throttled)
-            localstate.expire(conn, key, COUNTER_TTL_SECONDS)
-        return
     pipe = get_redis().pipeline(transaction=False)
     if ok:
         pipe.hincrby(key, "ok", ok)
@@ -188,14 +137,6 @@ def account_record(account: str, ok: int, throttled: int) -> None:
 def account_counters(account: str, window_seconds: int = 10) -> dict[str, int]:
     """Sends accepted and throttled for ``account`` over the last ``window_seconds``."""
     now = int(time.time())
-    keys = [f"{PREFIX}count:{account}:{second}" for second in range(now - window_seconds + 1, now + 1)]
-    if localstate.enabled():
-        totals = {"ok": 0, "throttled": 0}
-        with localstate.atomic() as conn:
-            for key in keys:
-                for field, value in localstate.hgetall(conn, key).items():
-                    totals[field] = totals.get(field, 0) + int(value)
-        return totals
     pipe = get_redis().pipeline(transaction=False)
     for second in range(now - window_seconds + 1, now + 1):
         pipe.hgetall(f"{PREFIX}count:{account}:{second}")

@@ -13,7 +13,6 @@ from collections.abc import Iterable
 
 from django.db import transaction
 
-from apps.delivery import localstate
 from apps.delivery.redis_client import get_redis
 
 log = logging.getLogger(__name__)
@@ -34,13 +33,10 @@ def wake_now(lanes: Iterable[str], *, force: bool = False) -> None:
     if not lanes:
         return
     try:
-        if localstate.enabled():
-            fresh = [localstate.set_nx(_flag(lane), FLAG_TTL_SECONDS) for lane in lanes]
-        else:
-            pipe = get_redis().pipeline(transaction=False)
-            for lane in lanes:
-                pipe.set(_flag(lane), 1, nx=True, ex=FLAG_TTL_SECONDS)
-            fresh = pipe.execute()
+        pipe = get_redis().pipeline(transaction=False)
+        for lane in lanes:
+            pipe.set(_flag(lane), 1, nx=True, ex=FLAG_TTL_SECONDS)
+        fresh = pipe.execute()
     except Exception:
         log.warning("wake flag unavailable; sending wake-ups unconditionally", exc_info=True)
         fresh = [True] * len(lanes)
@@ -56,9 +52,6 @@ def wake_on_commit(lanes: Iterable[str]) -> None:
 
 
 def clear_flag(lane: str) -> None:
-    if localstate.enabled():
-        localstate.delete_now(_flag(lane))
-        return
     get_redis().delete(_flag(lane))
 
 

@@ -13,7 +13,6 @@ from typing import Any
 
 from django.db import transaction
 
-from apps.core.dbcompat import IN_JSON, ids_json, is_sqlite
 from apps.core.errors import ApplicationError, NotFound
 from apps.delivery.models import Delivery
 from apps.delivery.services import deliveries_enqueue_for_subscribers
@@ -36,8 +35,6 @@ _AUDIENCE_SQL = {
     ),
     Broadcast.Audience.LIST: "SELECT id FROM subscribers_subscriber WHERE project_id = %s AND id = ANY(%s)",
 }
-# SQLite (``make run``) has no arrays: the list travels as one JSON parameter.
-_LIST_SQL_SQLITE = "SELECT id FROM subscribers_subscriber WHERE project_id = %s AND id " + IN_JSON  # noqa: S608
 
 
 def broadcast_create(
@@ -125,8 +122,6 @@ def broadcast_enqueue(*, project: Project, broadcast_id: int) -> int:
             audience = int(broadcast.audience_ref)
         elif broadcast.audience_kind == Broadcast.Audience.TAG:
             audience = broadcast.audience_ref
-        if broadcast.audience_kind == Broadcast.Audience.LIST and is_sqlite():
-            sql, audience = _LIST_SQL_SQLITE, ids_json(audience)
         total = 0
         for channel in broadcast.channels:
             count = deliveries_enqueue_for_subscribers(

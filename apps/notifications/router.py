@@ -17,7 +17,6 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from apps.delivery.dbcompat import is_sqlite
 from apps.delivery.services import DeliveryRequest, deliveries_enqueue
 from apps.notifications.destinations import channel_destination_for_raw
 from apps.notifications.models import Notification, OutboxEvent
@@ -157,9 +156,6 @@ WHERE n.id = v.id AND n.project_id = %(project)s
 
 def notifications_mark_routed(*, project: Project, notifications: list[Notification], now: datetime) -> None:
     """Store each notification's routing (state and routed_at are already set on them)."""
-    if is_sqlite():
-        Notification.objects.bulk_update(notifications, ["state", "routed_at", "routing"])
-        return
     rows = json.dumps([{"id": n.pk, "routing": n.routing} for n in notifications], cls=DjangoJSONEncoder)
     with connection.cursor() as cursor:
         cursor.execute(

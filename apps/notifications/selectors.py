@@ -6,7 +6,6 @@ from datetime import datetime
 
 from django.db.models import QuerySet
 
-from apps.core.dbcompat import is_sqlite
 from apps.core.errors import NotFound
 from apps.delivery.models import Delivery
 from apps.notifications.models import Notification
@@ -47,14 +46,9 @@ def notification_search(
     notifications = Notification.objects.for_project(project).order_by("-created_at", "-id")
     if notification_id is not None:
         notifications = notifications.filter(pk=notification_id)
-    if is_sqlite():
-        notifications = _json_filters_sqlite(notifications, subscriber=subscriber, channel=channel)
-        subscriber = channel_filter = ""
-    else:
-        channel_filter = channel
     if subscriber:
         notifications = notifications.filter(recipients__contains=[{"subscriber": subscriber}])
-    if channel_filter:
+    if channel:
         notifications = notifications.filter(channels__contains=[channel])
     if since:
         notifications = notifications.filter(created_at__gte=since)
@@ -68,21 +62,4 @@ def notification_search(
             deliveries = deliveries.filter(channel=channel)
         origin_ids = [int(i) for i in deliveries.values_list("origin_id", flat=True)[:5000] if i.isdigit()]
         notifications = notifications.filter(pk__in=origin_ids)
-    return notifications
-
-
-# SQLite (``make run``) has no JSON containment: the same tests over json_each.
-_HAS_SUBSCRIBER_SQLITE = (
-    "EXISTS (SELECT 1 FROM json_each(notifications_notification.recipients) r"
-    " WHERE json_extract(r.value, '$.subscriber') = %s)"
-)
-_HAS_CHANNEL_SQLITE = "EXISTS (SELECT 1 FROM json_each(notifications_notification.channels) c WHERE c.value = %s)"
-
-
-def _json_filters_sqlite(notifications: QuerySet[Notification], *, subscriber: str, channel: str) -> QuerySet:
-    # extra() with fixed SQL: the values travel as parameters.
-    if subscriber:
-        notifications = notifications.extra(where=[_HAS_SUBSCRIBER_SQLITE], params=[subscriber])  # noqa: S610
-    if channel:
-        notifications = notifications.extra(where=[_HAS_CHANNEL_SQLITE], params=[channel])  # noqa: S610
     return notifications

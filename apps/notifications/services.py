@@ -14,10 +14,10 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
 
-from apps.core.dbcompat import is_sqlite, prepared_cursor
+from apps.core.dbcompat import prepared_cursor
 from apps.core.errors import ApplicationError
 from apps.notifications.destinations import DestinationError, check_reaches, parse_recipient
-from apps.notifications.models import Notification, OutboxEvent, Priority
+from apps.notifications.models import Notification, Priority
 from apps.notifications.rendering_check import strict_check
 from apps.notifications.template_refs import ResolvedTemplate, template_resolve
 from apps.notifications.wakeups import relay_wake_after_commit
@@ -179,8 +179,6 @@ def notification_store(notification: Notification, *, external_ids: list[str] | 
     """
     external_ids = list(dict.fromkeys(external_ids or []))
     notification.created_at = timezone.now()
-    if is_sqlite():
-        return _store_sqlite(notification, external_ids)
     params = {
         "expected": len(external_ids),
         "external_ids": external_ids,
@@ -207,26 +205,4 @@ def notification_store(notification: Notification, *, external_ids: list[str] | 
     notification._state.adding = False
     project_id, lane = notification.project_id, notification.priority
     transaction.on_commit(lambda: relay_wake_after_commit(project_id=project_id, lane=lane))
-    return True
-
-
-def _store_sqlite(notification: Notification, external_ids: list[str]) -> bool:
-    """SQLite (``make run``) has no data-modifying CTE: the same check and the same two
-    rows in one transaction."""
-    with transaction.atomic():
-        known = Subscriber.objects.filter(
-            project_id=notification.project_id, external_id__in=external_ids, erased_at__isnull=True
-        ).count()
-        if known != len(external_ids):
-            return False
-        notification.state, notification.routing, notification.routed_at = Notification.State.ACCEPTED, {}, None
-        notification.save(force_insert=True)
-        OutboxEvent.objects.create(
-            project_id=notification.project_id,
-            notification=notification,
-            lane=notification.priority,
-            created_at=notification.created_at,
-        )
-        project_id, lane = notification.project_id, notification.priority
-        transaction.on_commit(lambda: relay_wake_after_commit(project_id=project_id, lane=lane))
     return True

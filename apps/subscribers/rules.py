@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from apps.core.dbcompat import IN_JSON, ids_json, is_sqlite
 from apps.core.errors import ApplicationError
 from apps.subscribers.validation import tag_problem
 
@@ -138,9 +137,9 @@ def compile_rules(rules: dict[str, Any]) -> tuple[str, list[Any]]:
             sql = "(" + " AND ".join(_HAS_TAG.format(cmp="= %s") for _ in group["all"]) + ")"
             sub = list(group["all"])
         elif "any" in group:
-            sql, sub = _HAS_TAG.format(cmp=_any()), [_names(group["any"])]
+            sql, sub = _HAS_TAG.format(cmp="= ANY(%s)"), [list(group["any"])]
         else:
-            sql, sub = "NOT " + _HAS_TAG.format(cmp=_any()), [_names(group["none"])]
+            sql, sub = "NOT " + _HAS_TAG.format(cmp="= ANY(%s)"), [list(group["none"])]
         parts.append(sql)
         params.extend(sub)
     joiner = " AND " if rules["op"] == "and" else " OR "
@@ -164,12 +163,3 @@ def rules_match(rules: dict[str, Any], tags: set[str]) -> bool:
         else:
             results.append(not any(name in tags for name in group["none"]))
     return all(results) if rules["op"] == "and" else any(results)
-
-
-def _any() -> str:
-    # SQLite (``make run``) has no arrays: the names travel as one JSON list.
-    return IN_JSON if is_sqlite() else "= ANY(%s)"
-
-
-def _names(names: list[str]) -> Any:
-    return ids_json(names) if is_sqlite() else list(names)

@@ -176,13 +176,6 @@ CROSS JOIN LATERAL (
 def _delivery_states(project_id: int, step_ids: list[int]) -> list[tuple[str, str]]:
     if not step_ids:
         return []
-    if connection.vendor != "postgresql":
-        from apps.delivery.models import Delivery
-
-        rows = Delivery.objects.filter(
-            project_id=project_id, origin_kind="journey_step", origin_id__in=[str(i) for i in step_ids]
-        )
-        return list(rows.values_list("origin_id", "state"))
     with connection.cursor() as cursor:
         cursor.execute(DELIVERY_STATES_SQL, [int_array(step_ids), project_id])
         return cursor.fetchall()

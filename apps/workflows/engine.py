@@ -30,9 +30,9 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from apps.core.dbcompat import int_array, is_sqlite
+from apps.core.dbcompat import int_array
 from apps.projects.models import Project
-from apps.workflows import rollup, sqlite_sql
+from apps.workflows import rollup
 from apps.workflows.context import BatchContext
 from apps.workflows.graph import Graph
 from apps.workflows.models import Step, WorkflowVersion
@@ -83,9 +83,6 @@ class Work:
 
 def steps_claim(limit: int | None = None) -> tuple[uuid.UUID, list[int]]:
     token = uuid.uuid4()
-    if is_sqlite():
-        with transaction.atomic():
-            return token, sqlite_sql.steps_claim(token, limit or batch_size(), claim_seconds(), timezone.now())
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             """
@@ -180,25 +177,6 @@ def steps_run_claimed(token: uuid.UUID, ids: list[int]) -> set[int]:
 
 
 def _claimed_rows(token: uuid.UUID, ids: list[int]) -> list[tuple[Any, ...]]:
-    if is_sqlite():
-        return list(
-            Step.objects.select_for_update(of=("self",))
-            .filter(pk__in=ids, claim_token=token, state=Step.State.RUNNING)
-            .values_list(
-                "id",
-                "project_id",
-                "journey_id",
-                "execution_id",
-                "subscriber_id",
-                "execution__version_id",
-                "node_id",
-                "node_type",
-                "previous_id",
-                "waited",
-                "detail",
-            )
-            .order_by("id")
-        )
     with connection.cursor() as cursor:
         cursor.execute(
             """
@@ -331,10 +309,6 @@ def _finish(work: Work, state: str, outcome: str, now: datetime) -> None:
 def _allocate_ids(works: list[Work]) -> None:
     if not works:
         return
-    if is_sqlite():
-        for work, step_id in zip(works, sqlite_sql.step_ids_allocate(len(works)), strict=True):
-            work.id = step_id
-        return
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT nextval(pg_get_serial_sequence('workflows_step', 'id')) FROM generate_series(1, %s)", [len(works)]
@@ -352,11 +326,6 @@ def _detail(value: Any) -> dict[str, Any]:
 
 def steps_release_expired(max_attempts: int = 5) -> int:
     """Give back claims whose runner died; a step that keeps killing runners fails."""
-    if is_sqlite():
-        with transaction.atomic():
-            rows = sqlite_sql.steps_release_expired(max_attempts, timezone.now())
-            _released_failures(rows)
-        return len(rows)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             """

@@ -9,8 +9,7 @@ from datetime import datetime
 
 from django.db import connection
 
-from apps.core.dbcompat import int_array, is_sqlite
-from apps.workflows import sqlite_sql
+from apps.core.dbcompat import int_array
 from apps.workflows.models import Journey, Step
 
 ORIGIN_KIND = "journey_step"
@@ -21,9 +20,6 @@ def journeys_lock_open(journey_ids: Iterable[int]) -> set[int]:
     ids = sorted(set(journey_ids))
     if not ids:
         return set()
-    if is_sqlite():
-        rows = Journey.objects.select_for_update().filter(pk__in=ids).order_by("pk").values_list("pk", "state")
-        return {pk for pk, state in rows if state in Journey.OPEN_STATES}
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT id, state FROM workflows_journey WHERE id = ANY(%s::bigint[]) ORDER BY id FOR UPDATE",
@@ -51,8 +47,6 @@ def journeys_end(ended: dict[int, tuple[str, str]], now: datetime) -> None:
 
 
 def steps_cancel_open(journey_ids: list[int], now: datetime) -> int:
-    if is_sqlite():
-        return _deliveries_cancel_for(sqlite_sql.steps_cancel_open(journey_ids, now))
     with connection.cursor() as cursor:
         cursor.execute(
             """
@@ -86,9 +80,6 @@ def journeys_refresh(journey_ids: Iterable[int], now: datetime) -> None:
     """Open journeys take the state of their open steps; with none left they complete."""
     ids = sorted(set(journey_ids))
     if not ids:
-        return
-    if is_sqlite():
-        sqlite_sql.journeys_refresh(ids, now)
         return
     with connection.cursor() as cursor:
         cursor.execute(
@@ -127,11 +118,6 @@ def journeys_settle(settled: dict[int, tuple[str, str]], now: datetime) -> None:
     """
     if not settled:
         return
-    if is_sqlite():
-        for journey_id, (state, node) in settled.items():
-            finished = now if state == "completed" else None
-            Journey.objects.filter(pk=journey_id).update(state=state, current_node=node, finished_at=finished)
-        return
     rows = [{"id": journey_id, "state": state, "node": node} for journey_id, (state, node) in settled.items()]
     with connection.cursor() as cursor:
         cursor.execute(
@@ -154,8 +140,6 @@ def executions_refresh(execution_ids: Iterable[int], now: datetime) -> int:
     ids = sorted(set(execution_ids))
     if not ids:
         return 0
-    if is_sqlite():
-        return sqlite_sql.executions_refresh(ids, now)
     with connection.cursor() as cursor:
         cursor.execute(
             """

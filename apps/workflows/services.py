@@ -9,10 +9,10 @@ from django.db import connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from apps.core.dbcompat import int_array, is_sqlite
+from apps.core.dbcompat import int_array
 from apps.core.errors import ApplicationError, Conflict, NotFound
 from apps.projects.models import Project
-from apps.workflows import rollup, sqlite_sql
+from apps.workflows import rollup
 from apps.workflows.graph import EMPTY_GRAPH, Graph, graph_issues, shape_issues
 from apps.workflows.models import Execution, Journey, Step, Workflow, WorkflowVersion
 
@@ -203,9 +203,7 @@ def execution_expand_chunk(*, project: Project, execution_id: int) -> bool:
             "exclusive": not execution.workflow.allow_reentry,
             "ids": ids,
         }
-        if ids and is_sqlite():
-            entered = sqlite_sql.journeys_enter(params, timezone.now())
-        elif ids:
+        if ids:
             with connection.cursor() as cursor:
                 cursor.execute(
                     """
@@ -284,12 +282,7 @@ def steps_wake_for_deliveries(outcomes: Sequence[Any]) -> None:
     if not step_ids:
         return
     projects = sorted({o.project_id for o in outcomes})
-    if is_sqlite():
-        woken = Step.objects.filter(pk__in=step_ids, project_id__in=projects, state=Step.State.WAITING).update(
-            due_at=timezone.now()
-        )
-    else:
-        woken = _steps_wake(step_ids, projects)
+    woken = _steps_wake(step_ids, projects)
     if woken:
         from apps.workflows.tasks import wake_runners
 

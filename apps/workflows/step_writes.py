@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 
-from apps.core.dbcompat import is_sqlite
-from apps.workflows import sqlite_sql
 from apps.workflows.models import Step
 
 if TYPE_CHECKING:
@@ -26,9 +24,6 @@ def steps_write(done: list[Work], token: uuid.UUID, now: datetime) -> None:
     """
     fresh = [w for w in done if w.new]
     old = [w for w in done if not w.new]
-    if is_sqlite():
-        _steps_write_sqlite(fresh, old, token, now)
-        return
     stamp = _stamper(now)
     with connection.cursor() as cursor:
         if fresh:
@@ -102,29 +97,3 @@ def _claimed_row(w: Work, stamp: Callable[[datetime | None], str | None]) -> dic
         "waited": w.waited,
         "finished_at": stamp(w.finished_at),
     }
-
-
-def _steps_write_sqlite(fresh: list[Work], old: list[Work], token: uuid.UUID, now: datetime) -> None:
-    if fresh:
-        sqlite_sql.steps_insert(_columns(fresh, now), now)
-    rows = [(w.id, w.state, w.due_at or now, w.outcome, json.dumps(w.detail), w.waited, w.finished_at) for w in old]
-    sqlite_sql.steps_update(rows, token)
-
-
-def _columns(works: list[Work], now: datetime) -> list[list[Any]]:
-    return [
-        [w.id for w in works],
-        [w.project_id for w in works],
-        [w.journey_id for w in works],
-        [w.execution_id for w in works],
-        [w.subscriber_id for w in works],
-        [w.previous_id for w in works],
-        [w.node_id for w in works],
-        [w.node_type for w in works],
-        [w.state if w.state != Step.State.RUNNING else Step.State.PENDING for w in works],
-        [w.due_at or now for w in works],
-        [w.outcome for w in works],
-        [json.dumps(w.detail) for w in works],
-        [w.waited for w in works],
-        [w.finished_at for w in works],
-    ]

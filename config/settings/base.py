@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dj_database_url
 
+from config import embedded
 from config.env import (
     BASE_DIR,
     data_dir,
@@ -110,76 +111,41 @@ TEMPLATES = [
 ]
 
 # --- Database -------------------------------------------------------------------------
-# No DATABASE_URL: a SQLite file, so `make run` needs no server. Otherwise Postgres.
-DATABASE_URL = env_str("DATABASE_URL", "")
-if DATABASE_URL:
-    DATABASES = {
-        "default": dj_database_url.parse(
-            # 0 by default: under ASGI each request runs in its own thread, and a kept-open
-            # connection per finished thread would pile up until Postgres refuses more.
-            DATABASE_URL,
-            conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
-            # A SELECT 1 before each request's first query. The API process (config.api_wsgi)
-            # turns it off and drops a connection the server hung up on without a round trip.
-            conn_health_checks=env_bool("DB_CONN_HEALTH_CHECKS", True),
-        )
-    }
-else:
-    DATABASES = {
-        "default": {
-            "ENGINE": "django.db.backends.sqlite3",
-            "NAME": DATA_DIR / "tidings.sqlite3",
-            # Web, worker and beat share the file: wait for a lock instead of failing.
-            "OPTIONS": {"timeout": 30, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"},
-        }
-    }
+# Always PostgreSQL. No DATABASE_URL: the embedded server that `make run` starts (config.embedded).
+TIDINGS_EMBEDDED_POSTGRES = not env_str("DATABASE_URL")
+DATABASE_URL = env_str("DATABASE_URL") or embedded.database_url()
+DATABASES = {
+    "default": dj_database_url.parse(
+        # 0 by default: under ASGI each request runs in its own thread, and a kept-open
+        # connection per finished thread would pile up until Postgres refuses more.
+        DATABASE_URL,
+        conn_max_age=env_int("DB_CONN_MAX_AGE", 0),
+        # A SELECT 1 before each request's first query. The API process (config.api_wsgi)
+        # turns it off and drops a connection the server hung up on without a round trip.
+        conn_health_checks=env_bool("DB_CONN_HEALTH_CHECKS", True),
+    )
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Hot hand-written statements (the publish path's) are prepared once per connection
 # (apps.core.dbcompat.prepared_cursor). 0 behind a transaction-pooling proxy that cannot
 # keep prepared statements (PgBouncer before 1.21, or without max_prepared_statements).
 TIDINGS_DB_PREPARED_STATEMENTS = env_bool("DB_PREPARED_STATEMENTS", True)
 
-# --- Cache: Redis when configured, else a file cache every local process shares -------
-REDIS_URL = env_str("REDIS_URL", "")
-if REDIS_URL:
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": REDIS_URL,
-            "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "tidings"),
-        }
+# --- Redis: cache, rate limits, shared counters and (by default) the Celery broker ------
+# No REDIS_URL: the embedded server that `make run` starts (config.embedded).
+TIDINGS_EMBEDDED_REDIS = not env_str("REDIS_URL")
+REDIS_URL = env_str("REDIS_URL") or embedded.redis_url()
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": env_str("CACHE_KEY_PREFIX", "tidings"),
     }
-else:
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": str(DATA_DIR / "cache"),
-        }
-    }
+}
 
 # --- Celery ---------------------------------------------------------------------------
-# No broker configured: Kombu's filesystem transport, so a real worker process runs the
-# background work with no server at all (never eager mode).
-CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "") or REDIS_URL
-if not CELERY_BROKER_URL:
-    _broker_dir = DATA_DIR / "broker"
-    (_broker_dir / "queue").mkdir(parents=True, exist_ok=True)
-    (_broker_dir / "processed").mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_URL = "filesystem://"
-    # The stock transport lets a worker read a message before it is written (and stop).
-    CELERY_BROKER_TRANSPORT = "config.kombu_filesystem:Transport"
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(_broker_dir / "queue"),
-        "data_folder_out": str(_broker_dir / "queue"),
-        "processed_folder": str(_broker_dir / "processed"),
-        "store_processed": False,
-        # The exchange tables too, or every process writes them into its working directory.
-        "control_folder": str(_broker_dir / "control"),
-    }
-    # The filesystem transport has no fanout exchange; remote control needs one.
-    CELERY_WORKER_ENABLE_REMOTE_CONTROL = False
-else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL") or REDIS_URL
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
@@ -227,6 +193,9 @@ STORAGES = {
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 WHITENOISE_USE_FINDERS = True
+# Files served at the site root (/favicon.ico).
+WHITENOISE_ROOT = BASE_DIR / "static" / "root"
+TIDINGS_SERVE_MEDIA = False
 
 # --- API ------------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -306,7 +275,7 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # Under ASGI every request runs in a thread of its own, so persistent connections pile up
 # (one per dead thread) until Postgres refuses more. DB_POOL=1 gives the process a psycopg
 # pool instead (Django requires CONN_MAX_AGE=0 with it); recommended for web processes.
-if DATABASE_URL and env_bool("DB_POOL", False):
+if env_bool("DB_POOL", False):
     DATABASES["default"]["CONN_MAX_AGE"] = 0
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
     DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {

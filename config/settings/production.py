@@ -7,13 +7,16 @@ from django.core.exceptions import ImproperlyConfigured
 from config.env import env_bool, env_int, env_str
 
 from .base import *  # noqa: F403
-from .base import DATABASE_URL, SECRET_KEY, TIDINGS_SECRET_KEYS
+from .base import SECRET_KEY, TIDINGS_EMBEDDED_POSTGRES, TIDINGS_EMBEDDED_REDIS, TIDINGS_SECRET_KEYS
 
 DEBUG = False
 if SECRET_KEY.startswith("insecure-"):
     raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set in production.")
-if not DATABASE_URL:
+# The embedded servers are for development and the demo.
+if TIDINGS_EMBEDDED_POSTGRES:
     raise ImproperlyConfigured("DATABASE_URL must point at PostgreSQL in production.")
+if TIDINGS_EMBEDDED_REDIS:
+    raise ImproperlyConfigured("REDIS_URL must point at Redis in production.")
 if not TIDINGS_SECRET_KEYS:
     raise ImproperlyConfigured("TIDINGS_SECRET_KEYS must hold at least one Fernet key in production.")
 

@@ -19,7 +19,7 @@ def test_demo_seed_creates_dry_run_connectors_for_every_channel_once(project):
     connectors = Connector.objects.for_project(project)
     assert set(connectors.values_list("provider", flat=True)) == {"dryrun"}
     assert all(f"{c.channel}:{c.provider}" in adapters for c in connectors)
-    assert Template.objects.for_project(project).count() == 3
+    assert Template.objects.for_project(project).count() == 4
 
 
 def test_merge_hook_moves_deliveries_to_the_surviving_subscriber(project, subscribers, other_project):

@@ -200,3 +200,31 @@ def test_no_connector_for_the_channel_is_a_permanent_failure(project):
     dispatch_batch("normal")
     delivery = Delivery.objects.get(pk=pk)
     assert delivery.state == "failed" and "No sms connector" in delivery.state_reason
+
+
+def test_connector_edit_applies_to_the_next_batch_in_a_warm_worker(project):
+    """A worker's cached sender must not outlive the connector it was built from: an
+    operator who fixes a connector and replays its dead letters expects the fix to send."""
+    connector = make_connector(project, permanent_rate=1.0)
+    [first] = enqueue(project, lane="high")
+    assert dispatch_batch("high") == 1
+    assert Delivery.objects.get(pk=first).state == "failed"
+
+    connector.settings = {}
+    connector.save()
+    second = deliveries_enqueue(
+        project=project,
+        requests=[
+            DeliveryRequest(
+                channel="email",
+                destination="fixed@example.com",
+                lane="high",
+                delivery_key="after-fix",
+                origin_kind="rules_test",
+                origin_id="o2",
+                content={"subject": "Hi", "text": "Hello", "html": "<p>Hello</p>"},
+            )
+        ],
+    )[0]
+    assert dispatch_batch("high") == 1
+    assert Delivery.objects.get(pk=second).state == "sent"

@@ -7,7 +7,7 @@ import hmac
 import pytest
 
 from apps.delivery.channels.base import ConnectorConfig, OutboundMessage, Outcome, adapters
-from apps.delivery.channels.dryrun import dryrun_reset, dryrun_sent_counts
+from apps.delivery.channels.dryrun import dryrun_request_counts, dryrun_reset, dryrun_sent_counts
 from tests.delivery.conftest import redis_clear
 
 CHANNEL_EXAMPLES = {
@@ -91,4 +91,6 @@ def test_a_resent_delivery_key_is_answered_as_accepted_without_sending_again():
     assert again.outcome == Outcome.ACCEPTED and again.provider_reference == first.provider_reference
     assert again.code == "duplicate"
     assert dryrun_sent_counts(999) == {"k1": 1}
+    assert dryrun_request_counts(999) == {"k1": 2}  # the duplicate reached the provider, once sent
     dryrun_reset(999)
+    assert dryrun_sent_counts(999) == {} and dryrun_request_counts(999) == {}

@@ -22,7 +22,6 @@ from typing import Any, ClassVar
 
 from django.conf import settings
 
-from apps.delivery import localstate
 from apps.delivery.channels import dryrun_payloads as payloads
 from apps.delivery.channels.base import (
     ChannelAdapter,
@@ -78,51 +77,17 @@ def _keys(project_id: int) -> list[str]:
     return [f"{base}:accepted", f"{base}:sent", f"{base}:requests"]
 
 
-def _local_counts(key: str) -> dict[str, int]:
-    with localstate.atomic() as conn:
-        return {k: int(v) for k, v in localstate.hgetall(conn, key).items()}
-
-
-def _accept_local(keys: list[str], argv: list[Any]) -> list[bytes | str]:
-    """_ACCEPT_LUA without Redis: the same steps in one SQLite write transaction."""
-    ttl, record = int(argv[0]), argv[1] == "1"
-    out: list[bytes | str] = []
-    with localstate.atomic() as conn:
-        for i in range(2, len(argv), 2):
-            key, reference = argv[i], argv[i + 1]
-            existing = localstate.hget(conn, keys[0], key)
-            if record:
-                localstate.hincrby(conn, keys[2], key, 1)
-            if existing is not None:
-                out.append(existing.encode())
-            else:
-                localstate.hset(conn, keys[0], {key: reference})
-                if record:
-                    localstate.hincrby(conn, keys[1], key, 1)
-                out.append("")
-        for name in keys if record else keys[:1]:
-            localstate.expire(conn, name, ttl)
-    return out
-
-
 def dryrun_sent_counts(project_id: int) -> dict[str, int]:
     """How many times the simulated provider really sent each delivery key (record_sends on)."""
-    if localstate.enabled():
-        return _local_counts(_keys(project_id)[1])
     return {k.decode(): int(v) for k, v in get_redis().hgetall(_keys(project_id)[1]).items()}
 
 
 def dryrun_request_counts(project_id: int) -> dict[str, int]:
     """How many send requests the simulated provider received per key, duplicates included."""
-    if localstate.enabled():
-        return _local_counts(_keys(project_id)[2])
     return {k.decode(): int(v) for k, v in get_redis().hgetall(_keys(project_id)[2]).items()}
 
 
 def dryrun_reset(project_id: int) -> None:
-    if localstate.enabled():
-        localstate.delete_now(*_keys(project_id))
-        return
     get_redis().delete(*_keys(project_id))
 
 
@@ -181,8 +146,7 @@ class DryRunAdapter(ChannelAdapter):
         for message, reference in zip(messages, references, strict=True):
             argv += [message.delivery_key, reference]
         keys = _keys(self.config.project_id)
-        local = localstate.enabled()
-        answers = _accept_local(keys, argv) if local else get_redis().eval(_ACCEPT_LUA, 3, *keys, *argv)
+        answers = get_redis().eval(_ACCEPT_LUA, 3, *keys, *argv)
         receipts: list[dict[str, Any]] = []
         for index, message, reference, answer in zip(indexes, messages, references, answers, strict=True):
             if answer:

@@ -34,13 +34,9 @@ Crashes
     idempotency key, so a message that did reach the provider is answered "already
     accepted" instead of going out twice (the dry-run adapter simulates exactly this).
 
-Embedded defaults (``make run``)
-    With no DATABASE_URL the ledger is a SQLite file: the statements above that need
-    Postgres have a SQLite variant chosen by ``connection.vendor`` (apps.delivery.dbcompat);
-    its single writer makes ``UPDATE ... WHERE id IN (SELECT ... LIMIT n) RETURNING`` an
-    atomic claim. With no REDIS_URL the buckets, wake flags, account counters and the
-    dry-run record live in a SQLite file of their own (apps.delivery.localstate).
-    ``manage.py delivery_selfcheck`` sends a few dry-run emails and prints their states.
+Self-check
+    ``manage.py delivery_selfcheck`` sends a few dry-run emails end to end and prints
+    their states.
 """
 
 from apps.delivery.dispatch.runner import dispatch_batch, dispatch_lane_run, sweep

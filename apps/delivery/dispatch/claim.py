@@ -6,13 +6,9 @@ import json
 import secrets
 import time
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from django.db import connection
-from django.utils import timezone
-
-from apps.delivery.dbcompat import is_sqlite, ts
 
 # An empty context comes back as NULL: a campaign's million rows all carry '{}', and each
 # would otherwise be parsed into a dict of its own.
@@ -40,22 +36,6 @@ CLAIM_BY_DUE = _CLAIM.format(keyset="", order="due_at, id", returning=_RETURNING
 CLAIM_BY_ID = _CLAIM.replace("lane = %(lane)s", "lane = 'bulk'").format(
     keyset="AND id > %(cursor)s", order="id", returning=_RETURNING
 )
-
-
-# SQLite: one writer at a time, so the sub-select needs no row locks to be a safe claim.
-_CLAIM_SQLITE = """
-UPDATE delivery_delivery
-SET state = 'claimed', claimed_until = %(until)s, claim_token = %(token)s
-WHERE id IN (
-    SELECT id FROM delivery_delivery
-    WHERE lane = %(lane)s AND state IN ('queued', 'retrying') AND due_at <= %(now)s {keyset}
-    ORDER BY {order} LIMIT %(limit)s
-)
-RETURNING id, project_id, channel, destination, subscriber_id, template_version_id, content, context, attempts,
-    attempt_budget, delivery_key, connector_id, category, origin_kind, origin_id, state
-"""
-SQLITE_CLAIM_BY_DUE = _CLAIM_SQLITE.format(keyset="", order="due_at, id")
-SQLITE_CLAIM_BY_ID = _CLAIM_SQLITE.format(keyset="AND id > %(cursor)s", order="id")
 
 
 @dataclass(slots=True)
@@ -115,16 +95,11 @@ def claim_batch(lane: str, *, limit: int, ttl_seconds: float) -> tuple[int, list
     """Claim up to ``limit`` due rows of ``lane``; returns (claim token, rows)."""
     token = secrets.randbits(62)
     params: dict[str, Any] = {"lane": lane, "limit": limit, "ttl": ttl_seconds, "token": token}
-    by_due, by_id = CLAIM_BY_DUE, CLAIM_BY_ID
-    if is_sqlite():
-        now = timezone.now()
-        params.update(now=ts(now), until=ts(now + timedelta(seconds=ttl_seconds)))
-        by_due, by_id = SQLITE_CLAIM_BY_DUE, SQLITE_CLAIM_BY_ID
     with connection.cursor() as cursor:
         if lane == "bulk":
-            rows = _claim_bulk(cursor, by_id, params)
+            rows = _claim_bulk(cursor, CLAIM_BY_ID, params)
         else:
-            cursor.execute(by_due, params)
+            cursor.execute(CLAIM_BY_DUE, params)
             rows = cursor.fetchall()
     claimed = [Claimed(*row) for row in rows]
     for item in claimed:

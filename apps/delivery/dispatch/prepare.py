@@ -12,7 +12,6 @@ from django.db import connection
 from apps.core.dbcompat import int_array
 from apps.core.errors import NotFound
 from apps.delivery.channels.base import ChannelAdapter, ConnectorConfig, adapters
-from apps.delivery.dbcompat import ids_json, is_sqlite
 from apps.delivery.dispatch.claim import Claimed
 from apps.delivery.models import TemplateVersion
 from apps.delivery.ratelimit import Buckets, buckets_for
@@ -22,34 +21,18 @@ from apps.delivery.services.suppression import address_normalise
 CACHE_SECONDS = 10.0
 
 
-def _id_array(ids: Iterable[int]) -> str:
-    return ids_json(ids) if is_sqlite() else int_array(ids)
-
-
-# Postgres binds id lists as one array literal; SQLite as one JSON list (see ``_id_array``).
+# Id lists bind as one array literal (``int_array``).
 SUBSCRIBERS_SQL = (
     "SELECT id, external_id, email, phone, locale, timezone, attributes"
     " FROM subscribers_subscriber WHERE id = ANY(%s::bigint[])"
-)
-SUBSCRIBERS_SQLITE = (
-    "SELECT id, external_id, email, phone, locale, timezone, attributes"
-    " FROM subscribers_subscriber WHERE id IN (SELECT value FROM json_each(%s))"
 )
 SUPPRESSED_SQL = (
     "SELECT address FROM delivery_suppression WHERE project_id = %s AND channel = %s"
     " AND address = ANY(string_to_array(%s, E'\\n'))"
 )
-SUPPRESSED_SQLITE = (
-    "SELECT address FROM delivery_suppression WHERE project_id = %s AND channel = %s"
-    " AND address IN (SELECT value FROM json_each(%s))"
-)
 OPTED_OUT_SQL = (
     "SELECT subscriber_id, category FROM subscribers_channelpreference"
     " WHERE project_id = %s AND channel = %s AND opted_out AND subscriber_id = ANY(%s::bigint[])"
-)
-OPTED_OUT_SQLITE = (
-    "SELECT subscriber_id, category FROM subscribers_channelpreference"
-    " WHERE project_id = %s AND channel = %s AND opted_out AND subscriber_id IN (SELECT value FROM json_each(%s))"
 )
 
 
@@ -84,15 +67,40 @@ _senders = _Expiring(CACHE_SECONDS)
 _versions = _Expiring(60.0, size=512)
 
 
+# What a send on (project, channel) depends on: which connector is the default, which is
+# failing over, and each one's provider, credentials and settings. Health counters are
+# left out: they change with every batch.
+CONNECTORS_FINGERPRINT_SQL = (
+    "SELECT md5(string_agg(concat_ws('|', id, provider, is_default, status, secondary_id,"
+    " md5(credentials_encrypted), settings::text), ',' ORDER BY id))"
+    " FROM delivery_connector WHERE project_id = %s AND channel = %s"
+)
+
+
+def _connectors_fingerprint(project_id: int, channel: str) -> str | None:
+    with connection.cursor() as cursor:
+        cursor.execute(CONNECTORS_FINGERPRINT_SQL, [project_id, channel])
+        return cursor.fetchone()[0]
+
+
 def sender_for(project_id: int, channel: str, connector_id: int | None) -> Sender | NotFound:
+    """The cached sender while the project's connectors for ``channel`` are unchanged.
+
+    A connector edited in the console (new credentials, settings, another default) or
+    switched to its secondary by another worker applies from the next batch on: one
+    cheap query per group and batch checks the fingerprint instead of trusting the cache
+    for its whole life.
+    """
     key = (project_id, channel, connector_id)
-    sender = _senders.get(key)
-    if sender is None:
-        try:
-            sender = Sender(connector_resolve(project_id, channel, connector_id))
-        except NotFound as exc:
-            sender = exc
-        _senders.put(key, sender)
+    fingerprint = _connectors_fingerprint(project_id, channel)
+    cached = _senders.get(key)
+    if cached is not None and cached[0] == fingerprint:
+        return cached[1]
+    try:
+        sender: Sender | NotFound = Sender(connector_resolve(project_id, channel, connector_id))
+    except NotFound as exc:
+        sender = exc
+    _senders.put(key, (fingerprint, sender))
     return sender
 
 
@@ -113,8 +121,8 @@ def subscribers_load(ids: Iterable[int]) -> dict[int, dict[str, Any]]:
         return {}
     with connection.cursor() as cursor:
         cursor.execute(
-            SUBSCRIBERS_SQLITE if is_sqlite() else SUBSCRIBERS_SQL,
-            [_id_array(ids)],
+            SUBSCRIBERS_SQL,
+            [int_array(ids)],
         )
         rows = cursor.fetchall()
     return {
@@ -133,14 +141,11 @@ def subscribers_load(ids: Iterable[int]) -> dict[int, dict[str, Any]]:
 
 def suppressed_addresses(project_id: int, channel: str, rows: list[Claimed]) -> set[str]:
     addresses = list({address_normalise(channel, r.destination) for r in rows})
-    if is_sqlite():
-        sql, bound = SUPPRESSED_SQLITE, json.dumps(addresses)
-    else:
-        # One newline-joined string binds far faster than a list; addresses hold no newline.
-        sql, bound = SUPPRESSED_SQL, "\n".join(a for a in addresses if "\n" not in a)
+    # One newline-joined string binds far faster than a list; addresses hold no newline.
+    bound = "\n".join(a for a in addresses if "\n" not in a)
     with connection.cursor() as cursor:
         cursor.execute(
-            sql,
+            SUPPRESSED_SQL,
             [project_id, channel, bound],
         )
         return {r[0] for r in cursor.fetchall()}
@@ -153,8 +158,8 @@ def opted_out(project_id: int, channel: str, rows: list[Claimed]) -> dict[int, s
         return {}
     with connection.cursor() as cursor:
         cursor.execute(
-            OPTED_OUT_SQLITE if is_sqlite() else OPTED_OUT_SQL,
-            [project_id, channel, _id_array(ids)],
+            OPTED_OUT_SQL,
+            [project_id, channel, int_array(ids)],
         )
         out: dict[int, set[str]] = {}
         for subscriber_id, category in cursor.fetchall():

@@ -9,14 +9,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 from django.utils import timezone
 
 from apps.core.dbcompat import COPY_NULL
 from apps.core.errors import NotFound
 from apps.delivery import ratelimit
 from apps.delivery.channels.base import OutboundMessage, Outcome, SendResult
-from apps.delivery.dbcompat import is_sqlite, ts
 from apps.delivery.dispatch.claim import Claimed
 from apps.delivery.dispatch.outcome import RowResult
 from apps.delivery.dispatch.prepare import (
@@ -34,10 +33,6 @@ from apps.delivery.services.suppression import address_normalise
 log = logging.getLogger(__name__)
 
 ATTEMPT_COLUMNS = "project_id, delivery_id, number, connector_id, started_at, outcome, provider_code, provider_message"
-ATTEMPT_INSERT_SQLITE = (
-    "INSERT INTO delivery_attempt (project_id, delivery_id, number, connector_id, started_at, outcome,"
-    " provider_code, provider_message) VALUES (%s, %s, %s, %s, %s, '', '', '')"
-)
 
 
 def backoff_seconds(channel: str, attempts: int, retry_after: float | None = None) -> float:
@@ -112,14 +107,6 @@ def _render(rows: list[Claimed], channel: str) -> tuple[list[tuple[Claimed, dict
 
 def _attempts_write(sender: Sender, rows: list[Claimed], now: datetime) -> None:
     # Committed before the provider is called: a crash mid-send leaves the evidence.
-    if is_sqlite():
-        # One transaction, not one commit (and fsync) per row.
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.executemany(
-                ATTEMPT_INSERT_SQLITE,
-                [(row.project_id, row.id, row.attempts + 1, sender.config.connector_id, ts(now)) for row in rows],
-            )
-        return
     connector = COPY_NULL if sender.config.connector_id is None else int(sender.config.connector_id)
     tail = f"\t{connector}\t{now.isoformat()}\t\t\t\n"
     lines = "".join(f"{int(row.project_id)}\t{int(row.id)}\t{int(row.attempts) + 1}{tail}" for row in rows)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -15,7 +15,6 @@ from psycopg.errors import LockNotAvailable
 from apps.core.dbcompat import int_array, text_array
 from apps.delivery import ratelimit
 from apps.delivery.connectors.failover import PROVIDER_FAULT_CODES, failover_apply
-from apps.delivery.dbcompat import ids_json, is_sqlite, ts
 from apps.delivery.dispatch.outcome import RowResult
 from apps.delivery.origins import FinalOutcome
 from apps.delivery.services.common import events_write, origins_notify
@@ -81,77 +80,14 @@ WHERE a.delivery_id = v.id AND a.number = v.number
 """
 
 
-# SQLite variants: its single writer is already held inside the IMMEDIATE transaction, so
-# no FOR UPDATE; the batch is applied row by row with executemany.
-SQLITE_STILL_CLAIMED = """
-SELECT id FROM delivery_delivery WHERE id IN (SELECT value FROM json_each(%s)) AND claim_token = %s
-AND state = 'claimed'
-"""
-
-SQLITE_UPDATE_DELIVERY = """
-UPDATE delivery_delivery SET
-    state = %s, state_reason = %s, attempts = %s, attempt_budget = %s, due_at = COALESCE(%s, due_at),
-    provider_reference = COALESCE(NULLIF(%s, ''), provider_reference),
-    last_error = CASE WHEN %s = '' THEN last_error ELSE %s END, payload_snapshot = COALESCE(%s, payload_snapshot),
-    sent_at = CASE WHEN %s = 'sent' THEN %s ELSE sent_at END, claimed_until = NULL, claim_token = NULL,
-    updated_at = %s
-WHERE id = %s
-"""
-
-SQLITE_UPDATE_ATTEMPT = """
-UPDATE delivery_attempt SET finished_at = %s, outcome = %s, provider_code = %s, provider_message = %s,
-    latency_ms = %s, response = %s
-WHERE delivery_id = %s AND number = %s
-"""
-
-
-def _record_sqlite(cursor: Any, token: int, results: list[RowResult], now: datetime) -> set[int]:
-    at = ts(now)
-    cursor.execute(SQLITE_STILL_CLAIMED, [ids_json(r.row.id for r in results), token])
-    kept_ids = {row[0] for row in cursor.fetchall()}
-    rows = []
-    for r in results:
-        if r.row.id not in kept_ids:
-            continue
-        error = r.reason if r.state in {"retrying", "failed"} else ""
-        snapshot = json.dumps(r.snapshot, default=str) if r.snapshot is not None else None
-        budget = r.extra.get("budget", r.row.attempt_budget)
-        due = ts(r.due_at)
-        values = (r.state, r.reason[:255], r.attempts_after, budget, due, r.reference, error, error, snapshot)
-        rows.append((*values, r.state, at, at, r.row.id))
-    if rows:
-        cursor.executemany(SQLITE_UPDATE_DELIVERY, rows)
-    attempts = [
-        (at, r.outcome, r.code, r.message, r.latency_ms, _response_json(r), r.row.id, r.attempts_after)
-        for r in results
-        if r.attempted
-    ]
-    if attempts:
-        cursor.executemany(SQLITE_UPDATE_ATTEMPT, attempts)
-    return kept_ids
-
-
-def _response_json(result: RowResult) -> str | None:
-    return json.dumps(result.response, default=str) if result.response is not None else None
-
-
 def _connector_health(results: list[RowResult], now: datetime) -> None:
     by_connector: dict[int, list[RowResult]] = {}
     for result in results:
         if result.attempted and result.connector_id is not None:
             by_connector.setdefault(result.connector_id, []).append(result)
     threshold = settings.TIDINGS_CONNECTOR_FAILURE_THRESHOLD
-    sqlite = is_sqlite()
     with connection.cursor() as cursor:
         for connector_id, items in by_connector.items():
-            if any(r.outcome == "accepted" for r in items) and sqlite:
-                cursor.execute(
-                    "UPDATE delivery_connector SET status = 'healthy', consecutive_failures = 0, last_success_at = %s"
-                    " WHERE id = %s AND (status <> 'healthy' OR consecutive_failures <> 0 OR last_success_at IS NULL"
-                    " OR last_success_at < %s)",
-                    [ts(now), connector_id, ts(now - timedelta(seconds=10))],
-                )
-                continue
             if any(r.outcome == "accepted" for r in items):
                 # Skip the write when nothing changes: this runs for every batch.
                 cursor.execute(
@@ -175,7 +111,7 @@ def _connector_health(results: list[RowResult], now: datetime) -> None:
                 " WHERE id = %s",
                 [
                     len(failures),
-                    ts(now) if sqlite else now,
+                    now,
                     failures[-1].reason[:2000],
                     len(failures),
                     threshold,
@@ -219,7 +155,7 @@ FOR UPDATE NOWAIT
 LOCK_RETRY_SECONDS = 0.05
 
 
-def _record_postgres(cursor: Any, token: int, results: list[RowResult], now: datetime) -> set[int]:
+def _record_batch(cursor: Any, token: int, results: list[RowResult], now: datetime) -> set[int]:
     attempted = [r for r in results if r.attempted]
     cursor.execute(LOCK_BATCH, {"ids": int_array(sorted(r.row.id for r in results)), "token": token})
     ours = {pk for (pk,) in cursor.fetchall()}
@@ -312,10 +248,7 @@ def record_results(token: int, results: list[RowResult], now: datetime) -> list[
 def _record_once(token: int, results: list[RowResult], now: datetime) -> list[RowResult]:
     with transaction.atomic():
         with connection.cursor() as cursor:
-            if is_sqlite():
-                kept_ids = _record_sqlite(cursor, token, results, now)
-            else:
-                kept_ids = _record_postgres(cursor, token, results, now)
+            kept_ids = _record_batch(cursor, token, results, now)
         kept = [r for r in results if r.row.id in kept_ids]
         events_write(
             (r.row.project_id, r.row.id, r.row.channel, r.state, r.reason, now) for r in kept if r.state != "queued"

@@ -5,16 +5,12 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from datetime import UTC
 from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
-from apps.delivery import localstate
-from apps.delivery.dbcompat import is_sqlite, ts
 from apps.delivery.dispatch.claim import Claimed, claim_batch
 from apps.delivery.dispatch.outcome import RowResult
 from apps.delivery.dispatch.process import process_group
@@ -42,21 +38,6 @@ WHERE lane = %s AND state IN ('queued', 'retrying')
 WAKE_LATER_HORIZON_SECONDS = 10.0
 
 
-def _next_due_sqlite(cursor: Any, lane: str) -> float | None:
-    cursor.execute(
-        "SELECT min(due_at) FROM delivery_delivery WHERE lane = %s AND state IN ('queued', 'retrying')", [lane]
-    )
-    (due,) = cursor.fetchone()
-    if due is None:
-        return None
-    due_at = parse_datetime(str(due))
-    if due_at is None:
-        return None
-    if due_at.tzinfo is None:
-        due_at = due_at.replace(tzinfo=UTC)
-    return (due_at - timezone.now()).total_seconds()
-
-
 def _wake_when_next_due(lane: str, served: list[str]) -> None:
     """Retries and rate-deferred rows come due soon: ask for a wake-up then, not a poll.
 
@@ -68,21 +49,15 @@ def _wake_when_next_due(lane: str, served: list[str]) -> None:
     delays = []
     with connection.cursor() as cursor:
         for name in served:
-            if is_sqlite():
-                delay = _next_due_sqlite(cursor, name)
-            else:
-                cursor.execute(NEXT_DUE_SQL, [name])
-                (delay,) = cursor.fetchone()
+            cursor.execute(NEXT_DUE_SQL, [name])
+            (delay,) = cursor.fetchone()
             if delay is not None:
                 delays.append(float(delay))
     if not delays or min(delays) > WAKE_LATER_HORIZON_SECONDS:
         return
     delay = max(min(delays), 0.05)
     flag = f"tidings:delivery:wake-later:{lane}"
-    if localstate.enabled():
-        fresh = localstate.set_nx(flag, delay + 0.001)
-    else:
-        fresh = get_redis().set(flag, 1, nx=True, px=int(delay * 1000) + 1)
+    fresh = get_redis().set(flag, 1, nx=True, px=int(delay * 1000) + 1)
     if fresh:
         app.send_task(DISPATCH_TASK, args=[lane], queue=lane, countdown=delay)
 
@@ -166,47 +141,7 @@ SELECT EXISTS (SELECT 1 FROM delivery_delivery
 """
 
 
-# SQLite: the single writer makes the sub-selects safe without row locks.
-SQLITE_RECLAIM_SQL = """
-UPDATE delivery_delivery
-SET state = 'retrying', claimed_until = NULL, claim_token = NULL, attempts = attempts + 1,
-    due_at = %(now)s, updated_at = %(now)s, last_error = 'claim expired: the worker was lost mid-send'
-WHERE id IN (
-    SELECT id FROM delivery_delivery WHERE state = 'claimed' AND claimed_until < %(now)s
-    ORDER BY claimed_until LIMIT %(limit)s
-)
-RETURNING id, project_id, channel, attempts
-"""
-
-SQLITE_PROMOTE_SQL = """
-UPDATE delivery_delivery SET state = 'queued', updated_at = %(now)s
-WHERE id IN (
-    SELECT id FROM delivery_delivery WHERE state = 'scheduled' AND due_at <= %(now)s ORDER BY due_at LIMIT %(limit)s
-)
-RETURNING id, project_id, channel
-"""
-
-SQLITE_DUE_SQL = """
-SELECT EXISTS (SELECT 1 FROM delivery_delivery WHERE lane = %s AND state IN ('queued', 'retrying') AND due_at <= %s)
-"""
-
-
-def _sweep_sqlite(cursor: Any, now: Any, limit: int) -> tuple[list[Any], list[Any]]:
-    params = {"now": ts(now), "limit": limit}
-    cursor.execute(SQLITE_RECLAIM_SQL, params)
-    reclaimed = cursor.fetchall()
-    if reclaimed:
-        cursor.executemany(
-            "UPDATE delivery_attempt SET outcome = 'lost', finished_at = %s,"
-            " provider_message = 'worker lost before the result was recorded'"
-            " WHERE delivery_id = %s AND number = %s AND outcome = ''",
-            [(ts(now), r[0], r[3]) for r in reclaimed],
-        )
-    cursor.execute(SQLITE_PROMOTE_SQL, params)
-    return reclaimed, cursor.fetchall()
-
-
-def _sweep_postgres(cursor: Any, now: Any, limit: int) -> tuple[list[Any], list[Any]]:
+def _reclaim_and_promote(cursor: Any, now: Any, limit: int) -> tuple[list[Any], list[Any]]:
     cursor.execute(RECLAIM_SQL, [limit])
     reclaimed = cursor.fetchall()
     if reclaimed:
@@ -225,12 +160,8 @@ def _sweep_postgres(cursor: Any, now: Any, limit: int) -> tuple[list[Any], list[
 def sweep(*, limit: int = 50_000) -> dict[str, int]:
     """Reclaim expired claims, release due scheduled rows, and wake every lane with due work."""
     now = timezone.now()
-    sqlite = is_sqlite()
     with transaction.atomic(), connection.cursor() as cursor:
-        if sqlite:
-            reclaimed, promoted = _sweep_sqlite(cursor, now, limit)
-        else:
-            reclaimed, promoted = _sweep_postgres(cursor, now, limit)
+        reclaimed, promoted = _reclaim_and_promote(cursor, now, limit)
         events_write(
             (p, pk, ch, "retrying", "claim expired: the worker was lost mid-send", now) for pk, p, ch, _ in reclaimed
         )
@@ -238,10 +169,7 @@ def sweep(*, limit: int = 50_000) -> dict[str, int]:
     due = []
     with connection.cursor() as cursor:
         for lane in ORDER:
-            if sqlite:
-                cursor.execute(SQLITE_DUE_SQL, [lane, ts(timezone.now())])
-            else:
-                cursor.execute(DUE_SQL, [lane])
+            cursor.execute(DUE_SQL, [lane])
             if cursor.fetchone()[0]:
                 due.append(lane)
     if due:

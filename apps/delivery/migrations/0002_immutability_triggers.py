@@ -37,14 +37,11 @@ DROP FUNCTION IF EXISTS delivery_refuse_event_update();
 
 
 def forwards(apps, schema_editor):
-    # SQLite (local runs without a server) has no plpgsql: services enforce the same rules.
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(SQL, None)
+    schema_editor.execute(SQL, None)
 
 
 def backwards(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(REVERSE, None)
+    schema_editor.execute(REVERSE, None)
 
 
 class Migration(migrations.Migration):

@@ -7,13 +7,11 @@ from django.db import migrations, models
 def attempt_fillfactor(apps, schema_editor):
     # Attempts are written before the call and completed after it: room on each page lets
     # that second write be a HOT update instead of a new tuple plus index entries.
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute("ALTER TABLE delivery_attempt SET (fillfactor = 60)", None)
+    schema_editor.execute("ALTER TABLE delivery_attempt SET (fillfactor = 60)", None)
 
 
 def attempt_fillfactor_reverse(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute("ALTER TABLE delivery_attempt RESET (fillfactor)", None)
+    schema_editor.execute("ALTER TABLE delivery_attempt RESET (fillfactor)", None)
 
 
 class Migration(migrations.Migration):

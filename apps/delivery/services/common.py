@@ -10,16 +10,11 @@ from django.db import connection, transaction
 
 from apps.core.dbcompat import copy_text
 from apps.core.registry import RegistryError
-from apps.delivery.dbcompat import is_sqlite, ts
 from apps.delivery.origins import FinalOutcome, origin_listeners
 
 log = logging.getLogger(__name__)
 
 EVENT_COLUMNS = ("project_id", "delivery_id", "channel", "state", "reason", "at")
-EVENT_INSERT_SQLITE = (
-    "INSERT INTO delivery_deliveryevent (project_id, delivery_id, channel, state, reason, at)"
-    " VALUES (%s, %s, %s, %s, %s, %s)"
-)
 
 
 def events_write(rows: Iterable[tuple[int, int, str, str, str, datetime]]) -> int:
@@ -27,13 +22,6 @@ def events_write(rows: Iterable[tuple[int, int, str, str, str, datetime]]) -> in
     rows = list(rows)
     if not rows:
         return 0
-    if is_sqlite():
-        with connection.cursor() as cursor:
-            cursor.executemany(
-                EVENT_INSERT_SQLITE,
-                [(*row[:5], ts(row[5])) for row in rows],
-            )
-        return len(rows)
     with connection.cursor() as cursor:
         raw = cursor.cursor
         with raw.copy(f"COPY delivery_deliveryevent ({', '.join(EVENT_COLUMNS)}) FROM STDIN") as copy:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -12,7 +12,6 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.core.errors import ApplicationError, NotFound
-from apps.delivery.dbcompat import is_sqlite, ts
 from apps.delivery.models import Connector, Delivery, Lane, TemplateVersion
 from apps.delivery.origins import FinalOutcome
 from apps.delivery.services.common import events_write, origins_notify
@@ -116,41 +115,6 @@ SELECT id, delivery_key, state FROM ins
 """
 
 
-# SQLite (``make run``): one row at a time in the same transaction; a single local writer
-# needs no set-based trick to be fast enough.
-SQLITE_INSERT_SQL = """
-INSERT INTO delivery_delivery (
-    project_id, channel, destination, subscriber_id, origin_kind, origin_id, template_version_id,
-    content, context, lane, state, state_reason, category, due_at, attempts, attempt_budget,
-    delivery_key, connector_id, provider_reference, last_error, created_at, updated_at)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, '', %s, %s, 0, %s, %s, %s, '', '', %s, %s)
-ON CONFLICT (project_id, delivery_key) DO NOTHING
-RETURNING id, delivery_key, state
-"""
-
-
-def _insert_sqlite(project: Project, rows: list[dict[str, Any]], now: datetime) -> list[tuple[int, str, str]]:
-    inserted: list[tuple[int, str, str]] = []
-    events = []
-    with connection.cursor() as cursor:
-        for r in rows:
-            due_at = datetime.fromisoformat(r["due_at"])
-            content = json.dumps(r["content"], default=str) if r["content"] is not None else None
-            context = json.dumps(r["context"], default=str)
-            params = (project.pk, r["channel"], r["destination"], r["subscriber_id"], r["origin_kind"])
-            params += (r["origin_id"], r["version_id"], content, context, r["lane"], r["state"], r["category"])
-            params += (ts(due_at), r["budget"], r["delivery_key"], r["connector_id"], ts(now), ts(now))
-            cursor.execute(SQLITE_INSERT_SQL, params)
-            row = cursor.fetchone()
-            if row is None:
-                continue  # the key exists already
-            inserted.append((row[0], row[1], row[2]))
-            reason = f"due {due_at.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}" if row[2] == "scheduled" else ""
-            events.append((project.pk, row[0], r["channel"], row[2], reason, now))
-    events_write(events)
-    return inserted
-
-
 @transaction.atomic
 def deliveries_enqueue(*, project: Project, requests: list[DeliveryRequest]) -> list[int]:
     """Store deliveries (idempotent on the delivery key) and wake their lanes on commit.
@@ -189,13 +153,10 @@ def deliveries_enqueue(*, project: Project, requests: list[DeliveryRequest]) -> 
         }
         for r in rows
     ]
-    if is_sqlite():
-        inserted = _insert_sqlite(project, row_dicts, now)
-    else:
-        params = {"project": project.pk, "now": now, "rows": json.dumps(row_dicts, default=str)}
-        with connection.cursor() as cursor:
-            cursor.execute(INSERT_SQL, params)
-            inserted = cursor.fetchall()
+    params = {"project": project.pk, "now": now, "rows": json.dumps(row_dicts, default=str)}
+    with connection.cursor() as cursor:
+        cursor.execute(INSERT_SQL, params)
+        inserted = cursor.fetchall()
     ids = {key: pk for pk, key, _ in inserted}
     missing = [key for key in unique if key not in ids]
     if missing:
@@ -246,24 +207,6 @@ ins AS (
     SELECT %(project)s, id, channel, state, '', %(now)s FROM ins
 )
 SELECT count(*) FROM ins
-"""
-
-
-# SQLite has no data-modifying CTE: insert, then write the events from what it returned.
-SQLITE_FANOUT_SQL = """
-WITH ids(id) AS ({ids_sql})
-INSERT INTO delivery_delivery (
-    project_id, channel, destination, subscriber_id, origin_kind, origin_id, template_version_id,
-    content, context, lane, state, state_reason, category, due_at, attempts, attempt_budget,
-    delivery_key, connector_id, provider_reference, last_error, created_at, updated_at)
-SELECT s.project_id, %(channel)s, {destination}, s.id, %(origin_kind)s, %(origin_id)s, %(version_id)s,
-    NULL, '{{}}', %(lane)s, %(state)s, '', %(category)s, %(due_at)s, 0, %(budget)s,
-    {key}, %(connector_id)s, '', '', %(now)s, %(now)s
-FROM ids JOIN subscribers_subscriber s ON s.id = ids.id {join}
-WHERE s.project_id = %(project)s AND s.erased_at IS NULL AND s.merged_into_id IS NULL AND {has_destination}
-ORDER BY s.id
-ON CONFLICT (project_id, delivery_key) DO NOTHING
-RETURNING id, channel, state
 """
 
 
@@ -333,20 +276,12 @@ def deliveries_enqueue_for_subscribers(
     for index, value in enumerate(params):
         ids_sql = ids_sql.replace("%s", f"%(p{index})s", 1)
         named[f"p{index}"] = value
-    sqlite = is_sqlite()
-    sql = (SQLITE_FANOUT_SQL if sqlite else FANOUT_SQL).format(
+    sql = FANOUT_SQL.format(
         destination=destination, has_destination=has_destination, key=key, join=join, ids_sql=ids_sql
     )
-    if sqlite:
-        named.update(due_at=ts(due), now=ts(now))
     with connection.cursor() as cursor:
         cursor.execute(sql, named)
-        if sqlite:
-            inserted = cursor.fetchall()
-            events_write((project.pk, pk, ch, state, "", now) for pk, ch, state in inserted)
-            created = len(inserted)
-        else:
-            (created,) = cursor.fetchone()
+        (created,) = cursor.fetchone()
     if created and named["state"] == "queued":
         wake_on_commit([lane])
     elif created:
@@ -361,22 +296,20 @@ WHERE project_id = %s AND origin_kind = %s AND origin_id = ANY(%s)
   AND state IN ('scheduled', 'queued', 'retrying')
 RETURNING id, channel, origin_id
 """
-SQLITE_CANCEL_SQL = CANCEL_SQL.replace("= ANY(%s)", "IN (SELECT value FROM json_each(%s))")
 
 
 @transaction.atomic
 def deliveries_cancel(*, project: Project, origin_kind: str, origin_ids: list[str]) -> int:
     """Cancel the deliveries of these origins that have not been claimed yet."""
     now = timezone.now()
-    sqlite = is_sqlite()
     with connection.cursor() as cursor:
         cursor.execute(
-            SQLITE_CANCEL_SQL if sqlite else CANCEL_SQL,
+            CANCEL_SQL,
             [
-                ts(now) if sqlite else now,
+                now,
                 project.pk,
                 origin_kind,
-                json.dumps([str(o) for o in origin_ids]) if sqlite else [str(o) for o in origin_ids],
+                [str(o) for o in origin_ids],
             ],
         )
         rows = cursor.fetchall()

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.delivery.channels.base import ReceiptEvent, ReceiptStatus
-from apps.delivery.dbcompat import is_sqlite, ts
 from apps.delivery.origins import FinalOutcome
 from apps.delivery.services.common import events_write, origins_notify
 from apps.delivery.services.suppression import suppressions_add_bulk
@@ -50,16 +48,6 @@ def _locate(project_id: int, events: list[ReceiptEvent]) -> dict[int, tuple]:
     refs = [e.provider_reference for e in events if not e.delivery_id and e.provider_reference]
     if not ids and not refs:
         return {}
-    if is_sqlite():
-        # The IMMEDIATE transaction already holds SQLite's single write lock: no row locks.
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT id, state, channel, destination, origin_kind, origin_id, provider_reference"
-                " FROM delivery_delivery WHERE project_id = %s AND (id IN (SELECT value FROM json_each(%s))"
-                " OR provider_reference IN (SELECT value FROM json_each(%s))) ORDER BY id",
-                [project_id, json.dumps(ids), json.dumps(refs)],
-            )
-            return {row[0]: row for row in cursor.fetchall()}
     with connection.cursor() as cursor:
         cursor.execute(
             """
@@ -71,35 +59,6 @@ def _locate(project_id: int, events: list[ReceiptEvent]) -> dict[int, tuple]:
             [project_id, ids, refs],
         )
         return {row[0]: row for row in cursor.fetchall()}
-
-
-def _receipts_insert_sqlite(
-    project_id: int, connector_id: int | None, matched: list[tuple[ReceiptEvent, tuple | None]], now: datetime
-) -> set[str]:
-    fresh: set[str] = set()
-    with connection.cursor() as cursor:
-        for event, row in matched:
-            cursor.execute(
-                "INSERT INTO delivery_receipt (project_id, provider_event_id, delivery_id, connector_id, status,"
-                " provider_reference, hard_bounce, description, raw, occurred_at, received_at)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
-                " ON CONFLICT (project_id, provider_event_id) DO NOTHING RETURNING provider_event_id",
-                [
-                    project_id,
-                    event.provider_event_id,
-                    row[0] if row else None,
-                    connector_id,
-                    str(event.status),
-                    event.provider_reference or (row[6] if row else ""),
-                    event.hard_bounce,
-                    event.description[:2000],
-                    json.dumps(dict(event.raw), default=str),
-                    ts(event.occurred_at or now),
-                    ts(now),
-                ],
-            )
-            fresh.update(r[0] for r in cursor.fetchall())
-    return fresh
 
 
 @transaction.atomic
@@ -120,35 +79,32 @@ def receipt_ingest(*, project_id: int, events: list[ReceiptEvent], connector_id:
         matched.append((event, row))
     if not matched:
         return result
-    if is_sqlite():
-        fresh = _receipts_insert_sqlite(project_id, connector_id, matched, now)
-    else:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                """
-                INSERT INTO delivery_receipt (project_id, provider_event_id, delivery_id, connector_id, status,
-                    provider_reference, hard_bounce, description, raw, occurred_at, received_at)
-                SELECT %s, e.event_id, e.delivery_id, %s, e.status, e.ref, e.hard, e.descr, e.raw::jsonb, e.at, %s
-                FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::text[], %s::bool[], %s::text[], %s::text[],
-                            %s::timestamptz[]) AS e(event_id, delivery_id, status, ref, hard, descr, raw, at)
-                ON CONFLICT (project_id, provider_event_id) DO NOTHING
-                RETURNING provider_event_id
-                """,
-                [
-                    project_id,
-                    connector_id,
-                    now,
-                    [e.provider_event_id for e, _ in matched],
-                    [row[0] if row else None for _, row in matched],
-                    [str(e.status) for e, _ in matched],
-                    [e.provider_reference or (row[6] if row else "") for e, row in matched],
-                    [e.hard_bounce for e, _ in matched],
-                    [e.description[:2000] for e, _ in matched],
-                    [json.dumps(dict(e.raw), default=str) for e, _ in matched],
-                    [e.occurred_at or now for e, _ in matched],
-                ],
-            )
-            fresh = {r[0] for r in cursor.fetchall()}
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            INSERT INTO delivery_receipt (project_id, provider_event_id, delivery_id, connector_id, status,
+                provider_reference, hard_bounce, description, raw, occurred_at, received_at)
+            SELECT %s, e.event_id, e.delivery_id, %s, e.status, e.ref, e.hard, e.descr, e.raw::jsonb, e.at, %s
+            FROM unnest(%s::text[], %s::bigint[], %s::text[], %s::text[], %s::bool[], %s::text[], %s::text[],
+                        %s::timestamptz[]) AS e(event_id, delivery_id, status, ref, hard, descr, raw, at)
+            ON CONFLICT (project_id, provider_event_id) DO NOTHING
+            RETURNING provider_event_id
+            """,
+            [
+                project_id,
+                connector_id,
+                now,
+                [e.provider_event_id for e, _ in matched],
+                [row[0] if row else None for _, row in matched],
+                [str(e.status) for e, _ in matched],
+                [e.provider_reference or (row[6] if row else "") for e, row in matched],
+                [e.hard_bounce for e, _ in matched],
+                [e.description[:2000] for e, _ in matched],
+                [json.dumps(dict(e.raw), default=str) for e, _ in matched],
+                [e.occurred_at or now for e, _ in matched],
+            ],
+        )
+        fresh = {r[0] for r in cursor.fetchall()}
     result.recorded = len(fresh)
     result.duplicates = len(matched) - len(fresh)
     targets: dict[int, tuple[str, str]] = {}
@@ -170,14 +126,7 @@ def receipt_ingest(*, project_id: int, events: list[ReceiptEvent], connector_id:
         current = targets.get(row[0], (row[1], ""))[0]
         if state is not None and RANK[state] > RANK[current]:
             targets[row[0]] = (state, event.description[:255])
-    if targets and is_sqlite():
-        with connection.cursor() as cursor:
-            cursor.executemany(
-                "UPDATE delivery_delivery SET state = %s, state_reason = %s, updated_at = %s"
-                " WHERE id = %s AND project_id = %s",
-                [(state, reason, ts(now), pk, project_id) for pk, (state, reason) in targets.items()],
-            )
-    elif targets:
+    if targets:
         with connection.cursor() as cursor:
             cursor.execute(
                 """

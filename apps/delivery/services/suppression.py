@@ -6,7 +6,6 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.core.errors import ApplicationError
-from apps.delivery.dbcompat import is_sqlite, ts
 from apps.delivery.models import Suppression
 from apps.projects.models import Project
 
@@ -25,17 +24,6 @@ def suppressions_add_bulk(*, project_id: int, entries: list[tuple[str, str, str]
     if not entries:
         return 0
     now = timezone.now()
-    if is_sqlite():
-        added = 0
-        with connection.cursor() as cursor:
-            for channel, address, reason in entries:
-                cursor.execute(
-                    "INSERT INTO delivery_suppression (project_id, channel, address, reason, source, created_at)"
-                    " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (project_id, channel, address) DO NOTHING",
-                    [project_id, channel, address_normalise(channel, address), reason, source[:255], ts(now)],
-                )
-                added += cursor.rowcount
-        return added
     with connection.cursor() as cursor:
         cursor.execute(
             """

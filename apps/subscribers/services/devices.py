@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from django.db import connection, transaction
-from django.utils import timezone
 
-from apps.core.dbcompat import is_sqlite, ts
 from apps.core.errors import ApplicationError, NotFound
 from apps.projects.models import Project
 from apps.subscribers.models import Device, Subscriber
@@ -23,8 +21,6 @@ def device_register(*, project: Project, subscriber: Subscriber, platform: str, 
         raise ApplicationError("token must be a non-empty string of at most 4096 characters.", field="token")
     if subscriber.project_id != project.pk:
         raise NotFound("Subscriber not found.", field="subscriber")
-    if is_sqlite():
-        return _register_sqlite(project.pk, subscriber.pk, platform, token)
     with connection.cursor() as cursor:
         cursor.execute(
             "INSERT INTO subscribers_device (project_id, subscriber_id, platform, token, active, last_seen_at,"
@@ -33,22 +29,6 @@ def device_register(*, project: Project, subscriber: Subscriber, platform: str, 
             " platform = EXCLUDED.platform, active = true, last_seen_at = now(), deactivated_reason = ''"
             " RETURNING id",
             [project.pk, subscriber.pk, platform, token],
-        )
-        device_id = cursor.fetchone()[0]
-    return Device.objects.get(pk=device_id)
-
-
-def _register_sqlite(project_id: int, subscriber_id: int, platform: str, token: str) -> Device:
-    """SQLite (``make run``) has no now(): the time travels as a parameter."""
-    now = ts(timezone.now())
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO subscribers_device (project_id, subscriber_id, platform, token, active, last_seen_at,"
-            " deactivated_reason, created_at) VALUES (%s, %s, %s, %s, true, %s, '', %s)"
-            " ON CONFLICT (project_id, token) DO UPDATE SET subscriber_id = excluded.subscriber_id,"
-            " platform = excluded.platform, active = true, last_seen_at = excluded.last_seen_at,"
-            " deactivated_reason = '' RETURNING id",
-            [project_id, subscriber_id, platform, token, now, now],
         )
         device_id = cursor.fetchone()[0]
     return Device.objects.get(pk=device_id)

@@ -24,7 +24,6 @@ from django.db import OperationalError, connection, transaction
 from django.utils import timezone
 from psycopg.errors import DeadlockDetected
 
-from apps.core.dbcompat import is_sqlite
 from apps.core.errors import ApplicationError
 from apps.projects.models import Project
 from apps.subscribers.importer import (
@@ -38,7 +37,6 @@ from apps.subscribers.importer import (
 )
 from apps.subscribers.models import ImportJob
 from apps.subscribers.services.import_load import chunk_write, tags_ensure
-from apps.subscribers.services.import_sqlite import chunk_commit, import_lock
 
 CHUNK_ROWS = 50_000
 MAX_ATTEMPTS = 3
@@ -122,11 +120,6 @@ def import_run(*, project_id: int, job_id: int) -> ImportJob:
     A session advisory lock marks the run: it dies with the connection, so after a
     worker crash the sweeper's re-enqueued task can take over at once.
     """
-    if is_sqlite():
-        with import_lock(job_id) as locked:
-            if not locked:
-                return ImportJob.objects.get(project_id=project_id, pk=job_id)
-            return _import_run(project_id=project_id, job_id=job_id)
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", [IMPORT_LOCK_NAMESPACE, job_id])
         if not cursor.fetchone()[0]:
@@ -207,8 +200,6 @@ def _load(job: ImportJob, rows: Iterable[ParsedRow | tuple[int, str]]) -> None:
     its own database connection) load chunks in parallel. psycopg releases the GIL while
     Postgres works, so parsing and several Postgres backends all run at once."""
     writers = max(1, int(getattr(settings, "TIDINGS_IMPORT_WRITERS", 2)))
-    if is_sqlite():
-        writers = 1  # one writer at a time is all SQLite has
     chunks: queue.Queue[_Chunk | BaseException | None] = queue.Queue(maxsize=writers + 1)
     progress = _Progress()
     parser = threading.Thread(target=_parse_chunks, args=(rows, chunks, writers), daemon=True)
@@ -305,10 +296,6 @@ def _commit_chunk_retrying(job: ImportJob, chunk: _Chunk, progress: _Progress, a
 
 
 def _commit_chunk(job: ImportJob, chunk: _Chunk, progress: _Progress) -> None:
-    if is_sqlite():
-        rows, seen, last = list(chunk.good.values()), chunk.seen, chunk.last_line
-        chunk_commit(job, rows, chunk.bad, seen=seen, last_line=last, max_errors=MAX_STORED_ERRORS)
-        return
     errors = [{"line": line, "message": msg} for line, msg in chunk.bad[:MAX_STORED_ERRORS]]
     rows = list(chunk.good.values())
     # Outside the chunk's transaction: parallel writers never wait on each other's

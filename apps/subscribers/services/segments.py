@@ -18,7 +18,6 @@ from typing import Any
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from apps.core.dbcompat import IN_JSON, ids_json, is_sqlite, ts
 from apps.core.errors import ApplicationError, Conflict
 from apps.projects.models import Project
 from apps.subscribers.models import Segment
@@ -75,8 +74,6 @@ def segment_delete(*, project: Project, segment: Segment) -> None:
 def segment_recompute(*, segment: Segment) -> int:
     """Rebuild one segment's membership with two set-based statements."""
     predicate, params = compile_rules(segment.rules)
-    if is_sqlite():
-        return _recompute_sqlite(segment, predicate, params)
     with connection.cursor() as cursor:
         cursor.execute(
             "DELETE FROM subscribers_segmentmembership m WHERE m.segment_id = %s AND NOT EXISTS"
@@ -104,38 +101,33 @@ def segments_refresh_for(
     ids = sorted(set(subscriber_ids))
     if not ids:
         return
-    # The one statement shape on both databases; only the id list, the lock and the
-    # timestamp are spelled per vendor.
-    if is_sqlite():
-        lock, in_ids, ids_param, now = "", IN_JSON, ids_json(ids), ts(timezone.now())
-    else:
-        lock, in_ids, ids_param, now = " FOR SHARE", "= ANY(%s)", ids, timezone.now()
+    now = timezone.now()
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT id, rules FROM subscribers_segment WHERE project_id = %s{lock}", [project_id])
+        cursor.execute("SELECT id, rules FROM subscribers_segment WHERE project_id = %s FOR SHARE", [project_id])
         segments = [(pk, rules if isinstance(rules, dict) else json.loads(rules)) for pk, rules in cursor.fetchall()]
         for segment_id, rules in segments:
             if changed_tags is not None and not (rule_tag_names(rules) & changed_tags):
                 continue
             predicate, params = compile_rules(rules)
             cursor.execute(
-                f"DELETE FROM subscribers_segmentmembership AS m WHERE m.segment_id = %s AND m.subscriber_id {in_ids}"
+                "DELETE FROM subscribers_segmentmembership AS m WHERE m.segment_id = %s AND m.subscriber_id = ANY(%s)"
                 " AND NOT EXISTS (SELECT 1 FROM subscribers_subscriber s WHERE s.id = m.subscriber_id"
                 f" AND {_LIVE} AND {predicate})",
-                [segment_id, ids_param, *params],
+                [segment_id, ids, *params],
             )
             cursor.execute(
                 "INSERT INTO subscribers_segmentmembership (project_id, segment_id, subscriber_id, created_at)"
                 " SELECT %s, %s, s.id, %s FROM subscribers_subscriber s"
-                f" WHERE s.id {in_ids} AND s.project_id = %s AND {_LIVE} AND {predicate}"
+                f" WHERE s.id = ANY(%s) AND s.project_id = %s AND {_LIVE} AND {predicate}"
                 " ON CONFLICT (segment_id, subscriber_id) DO NOTHING",
-                [project_id, segment_id, now, ids_param, project_id, *params],
+                [project_id, segment_id, now, ids, project_id, *params],
             )
 
 
 def segments_refresh_import_chunk(
     *, project_id: int, new: Mapping[int, Sequence[str]], others: Sequence[int], now: str
 ) -> None:
-    """Membership of one import chunk's subscribers, in the chunk's own transaction (Postgres).
+    """Membership of one import chunk's subscribers, in the chunk's own transaction.
 
     Membership is therefore current for every committed chunk, not only when the job
     reports done. ``new`` maps the subscribers this chunk created to their tags: nobody
@@ -193,29 +185,6 @@ def _refresh_existing(cursor: Any, project_id: int, segments: list[tuple[int, di
             " SELECT %s, %s, m, now() FROM unnest(%s::bigint[]) m ON CONFLICT (segment_id, subscriber_id) DO NOTHING",
             [project_id, segment_id, members],
         )
-
-
-# SQLite (``make run``): DELETE needs ``AS`` for its alias, no now(), no arrays (the ids
-# travel as one JSON list), and no FOR SHARE: the IMMEDIATE transaction already excludes
-# every other writer, rule edits included.
-
-
-def _recompute_sqlite(segment: Segment, predicate: str, params: list[Any]) -> int:
-    now = ts(timezone.now())
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "DELETE FROM subscribers_segmentmembership AS m WHERE m.segment_id = %s AND NOT EXISTS"
-            f" (SELECT 1 FROM subscribers_subscriber s WHERE s.id = m.subscriber_id AND {_LIVE} AND {predicate})",
-            [segment.pk, *params],
-        )
-        cursor.execute(
-            "INSERT INTO subscribers_segmentmembership (project_id, segment_id, subscriber_id, created_at)"
-            f" SELECT %s, %s, s.id, %s FROM subscribers_subscriber s WHERE s.project_id = %s AND {_LIVE}"
-            f" AND {predicate} ON CONFLICT (segment_id, subscriber_id) DO NOTHING",
-            [segment.project_id, segment.pk, now, segment.project_id, *params],
-        )
-        cursor.execute("SELECT count(*) FROM subscribers_segmentmembership WHERE segment_id = %s", [segment.pk])
-        return int(cursor.fetchone()[0])
 
 
 def segment_count_preview(*, project: Project, rules: dict[str, Any]) -> int:

@@ -1,7 +1,6 @@
 """Subscriber writes: identify (upsert + anonymous merge), update, preferences, erase."""
 
 # SQL here is assembled only from fixed fragments; every value travels as a parameter.
-# ruff: noqa: S608
 from __future__ import annotations
 
 from typing import Any
@@ -9,7 +8,6 @@ from typing import Any
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone as dj_timezone
 
-from apps.core.dbcompat import is_sqlite, ts
 from apps.core.errors import ApplicationError
 from apps.projects.models import Project
 from apps.subscribers.merge import subscriber_erase_hooks, subscriber_merge
@@ -25,16 +23,6 @@ ON CONFLICT (project_id, {column}) WHERE {column} IS NOT NULL DO {action}
 RETURNING id, (xmax = 0) AS inserted
 """
 
-# SQLite has no xmax: an insert that returns no row met an existing one. Its single writer
-# (IMMEDIATE transactions) already serialises concurrent identify calls.
-_UPSERT_SQLITE = """
-INSERT INTO subscribers_subscriber
-    (project_id, {column}, email, phone, timezone, locale, attributes, created_at, updated_at)
-VALUES (%s, %s, '', '', '', '', '{{}}', %s, %s)
-ON CONFLICT (project_id, {column}) WHERE {column} IS NOT NULL DO NOTHING
-RETURNING id
-"""
-
 
 def _check_id(value: str | None, field: str) -> None:
     if value is None:
@@ -46,34 +34,11 @@ def _check_id(value: str | None, field: str) -> None:
 def _upsert(project_id: int, column: str, value: str, *, lock: bool) -> tuple[int | None, bool]:
     # ON CONFLICT DO UPDATE takes the row lock: a concurrent identify for the same id
     # waits here until we commit, then sees our row instead of inserting a second one.
-    if is_sqlite():
-        return _upsert_sqlite(project_id, column, value, lock=lock)
     action = "UPDATE SET updated_at = EXCLUDED.updated_at" if lock else "NOTHING"
     with connection.cursor() as cursor:
         cursor.execute(_UPSERT.format(column=column, action=action), [project_id, value])
         row = cursor.fetchone()
     return (row[0], row[1]) if row else (None, False)
-
-
-def _upsert_sqlite(project_id: int, column: str, value: str, *, lock: bool) -> tuple[int | None, bool]:
-    now = ts(dj_timezone.now())
-    with connection.cursor() as cursor:
-        cursor.execute(_UPSERT_SQLITE.format(column=column), [project_id, value, now, now])
-        row = cursor.fetchone()
-        if row:
-            return row[0], True
-        if lock:
-            cursor.execute(
-                f"UPDATE subscribers_subscriber SET updated_at = %s WHERE project_id = %s AND {column} = %s"
-                " RETURNING id",
-                [now, project_id, value],
-            )
-        else:
-            cursor.execute(
-                f"SELECT id FROM subscribers_subscriber WHERE project_id = %s AND {column} = %s", [project_id, value]
-            )
-        row = cursor.fetchone()
-    return (row[0], False) if row else (None, False)
 
 
 @transaction.atomic
@@ -143,13 +108,12 @@ def _attach_anonymous(target: Subscriber, anonymous_id: str) -> None:
     else:
         with connection.cursor() as cursor:
             # A second anonymous id for the same person becomes an alias row.
-            now_sql, now_params = ("%s, %s", [ts(dj_timezone.now())] * 2) if is_sqlite() else ("now(), now()", [])
             cursor.execute(
                 "INSERT INTO subscribers_subscriber (project_id, anonymous_id, merged_into_id, email, phone,"
                 " timezone, locale, attributes, created_at, updated_at)"
-                f" VALUES (%s, %s, %s, '', '', '', '', '{{}}', {now_sql})"
+                " VALUES (%s, %s, %s, '', '', '', '', '{}', now(), now())"
                 " ON CONFLICT (project_id, anonymous_id) WHERE anonymous_id IS NOT NULL DO NOTHING RETURNING id",
-                [target.project_id, anonymous_id, target.pk, *now_params],
+                [target.project_id, anonymous_id, target.pk],
             )
             if cursor.fetchone():
                 return

@@ -6,15 +6,10 @@ same transaction.
 """
 
 # SQL here is assembled only from fixed fragments; every value travels as a parameter.
-# ruff: noqa: S608
 from __future__ import annotations
 
-from typing import Any
-
 from django.db import connection, transaction
-from django.utils import timezone
 
-from apps.core.dbcompat import IN_JSON, ids_json, is_sqlite, ts
 from apps.core.errors import ApplicationError, NotFound
 from apps.projects.models import Project
 from apps.subscribers.models import Subscriber, TagEvent
@@ -72,10 +67,7 @@ def tags_change_bulk(
     ids = sorted({sid for sid, _a, _r in changes})
     if not ids:
         return 0
-    if is_sqlite():
-        changed = _change_sqlite(project.pk, ids, changes, source, source_ref)
-    else:
-        changed = _change_postgres(project.pk, ids, changes, source, source_ref)
+    changed = _change(project.pk, ids, changes, source, source_ref)
     if changed:
         segments_refresh_for(
             project_id=project.pk,
@@ -85,7 +77,7 @@ def tags_change_bulk(
     return len(changed)
 
 
-def _change_postgres(
+def _change(
     project_id: int, ids: list[int], changes: list[tuple[int, list[str], list[str]]], source: str, source_ref: str
 ) -> list[tuple[int, str]]:
     with connection.cursor() as cursor:
@@ -123,76 +115,6 @@ def _change_postgres(
             cursor.execute(_REMOVE, [rm_sids, rm_names, project_id, project_id, source, source_ref])
             changed += cursor.fetchall()
     return changed
-
-
-# SQLite (``make run``): no arrays and no data-modifying CTEs, so the pairs travel as one
-# JSON parameter and the events are written from what each statement returned. The
-# IMMEDIATE transaction already holds the single write lock, so no row locks are needed.
-_PAIRS_SQLITE = (
-    "SELECT json_extract(p.value, '$[0]') AS sid, json_extract(p.value, '$[1]') AS name FROM json_each(%s) p"
-)
-
-
-def _change_sqlite(
-    project_id: int, ids: list[int], changes: list[tuple[int, list[str], list[str]]], source: str, source_ref: str
-) -> list[tuple[int, str]]:
-    now = ts(timezone.now())
-    adds = [[sid, name] for sid, add, _r in changes for name in dict.fromkeys(add)]
-    removes = [[sid, name] for sid, _a, remove in changes for name in dict.fromkeys(remove)]
-    changed: list[tuple[int, str]] = []
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT id FROM subscribers_subscriber WHERE project_id = %s AND id "
-            + IN_JSON
-            + " AND merged_into_id IS NULL AND erased_at IS NULL",
-            [project_id, ids_json(ids)],
-        )
-        found = {row[0] for row in cursor.fetchall()}
-        missing = [sid for sid in ids if sid not in found]
-        if missing:
-            raise NotFound(f"Subscriber {missing[0]} does not exist in this project.", field="subscriber")
-        if adds:
-            cursor.execute(
-                "INSERT INTO subscribers_tag (project_id, name, created_at)"
-                " SELECT DISTINCT %s, value, %s FROM json_each(%s) WHERE true ORDER BY value"
-                " ON CONFLICT (project_id, name) DO NOTHING",
-                [project_id, now, ids_json(name for _sid, name in adds)],
-            )
-            cursor.execute(
-                "INSERT INTO subscribers_subscribertag (project_id, subscriber_id, tag_id, created_at)"
-                f" SELECT %s, p.sid, t.id, %s FROM ({_PAIRS_SQLITE}) p"
-                " JOIN subscribers_tag t ON t.project_id = %s AND t.name = p.name"
-                " WHERE true ON CONFLICT (subscriber_id, tag_id) DO NOTHING RETURNING subscriber_id, tag_id",
-                [project_id, now, ids_json(adds), project_id],
-            )
-            changed += _with_names(cursor, cursor.fetchall())
-        if removes:
-            cursor.execute(
-                "DELETE FROM subscribers_subscribertag WHERE id IN (SELECT st.id FROM subscribers_subscribertag st"
-                f" JOIN subscribers_tag t ON t.id = st.tag_id JOIN ({_PAIRS_SQLITE}) p"
-                " ON t.project_id = %s AND t.name = p.name AND st.subscriber_id = p.sid)"
-                " RETURNING subscriber_id, tag_id",
-                [ids_json(removes), project_id],
-            )
-            removed = _with_names(cursor, cursor.fetchall())
-        else:
-            removed = []
-        events = [(sid, name, "added") for sid, name in changed] + [(sid, name, "removed") for sid, name in removed]
-        if events:
-            cursor.executemany(
-                "INSERT INTO subscribers_tagevent (project_id, subscriber_id, tag_name, action, source, source_ref,"
-                " created_at) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-                [(project_id, sid, name, action, source, source_ref, now) for sid, name, action in events],
-            )
-    return changed + removed
-
-
-def _with_names(cursor: Any, links: list[tuple[int, int]]) -> list[tuple[int, str]]:
-    if not links:
-        return []
-    cursor.execute("SELECT id, name FROM subscribers_tag WHERE id " + IN_JSON, [ids_json({tag for _s, tag in links})])
-    names = dict(cursor.fetchall())
-    return [(sid, names[tag]) for sid, tag in links]
 
 
 @transaction.atomic

@@ -1,4 +1,4 @@
-"""Create or reuse the demo organization, project, staff user and API keys.
+"""Create or reuse the demo organization, project, staff user, API keys and small world.
 
 Demo keys are derived from ``SECRET_KEY``, so running this again prints the same keys
 without ever storing them in clear; a demo key that was revoked is issued anew.
@@ -17,6 +17,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from apps.console.demo import demo_world_seed
+from apps.delivery.demo import seed_demo
 from apps.governance.keys import hash_key
 from apps.governance.models import ApiKey, Role
 from apps.governance.services import api_key_create, membership_set
@@ -70,10 +72,7 @@ class Command(BaseCommand):
         membership_set(user=user, organization=org, role=Role.OWNER)
         public_key = ensure_demo_key(project, "public", "Demo public key")
         secret_key = ensure_demo_key(project, "secret", "Demo secret key")
-        extra: dict[str, Any] = {}
-        from apps.delivery.demo import seed_demo
-
-        extra["delivery"] = seed_demo(project)
+        extra = {"delivery": seed_demo(project), "world": demo_world_seed(project)}
         result = {
             "organization": org.slug,
             "project": project.slug,

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
 from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
 
+from apps.core.bench import BenchCommand
 from apps.delivery.channels.dryrun import dryrun_reset, dryrun_sent_counts
 from apps.delivery.models import Attempt, Connector, Delivery, Template, TemplateVersion
 from apps.delivery.services import deliveries_enqueue_for_subscribers
@@ -47,7 +47,7 @@ def _group_cpu_seconds(pgid: int) -> float:
     return total / ticks
 
 
-class Command(BaseCommand):
+class Command(BenchCommand):
     help = "Send N bulk deliveries through real workers and the dry-run email adapter; print messages/s."
 
     def add_arguments(self, parser: Any) -> None:

@@ -3,8 +3,8 @@
     python manage.py delivery_selfcheck               # enqueue, dispatch here, print JSON
     python manage.py delivery_selfcheck --wait 30     # enqueue, let the running workers send
 
-Works on whatever database and Redis the settings name, including ``make run``'s SQLite
-file with no Redis. Enqueues ``--count`` deliveries for the demo project on a dry-run
+Works on whatever database and Redis the settings name, ``make run``'s embedded servers
+included. Enqueues ``--count`` deliveries for the demo project on a dry-run
 connector that records every real send, then either runs dispatch cycles in this process
 or waits for the workers (``run_all``), and prints each delivery's state and how many times
 the simulated provider really sent it. Exits 1 unless every delivery was sent exactly once.

@@ -9,7 +9,7 @@ the notification's accept time to its delivery's sent_at.
 
 Run it against a database of its own, e.g.
   DATABASE_URL=postgres://postgres@127.0.0.1:5432/tidings_bench REDIS_URL=redis://127.0.0.1:6379/3 \
-  python manage.py migrate && python manage.py bench_publish
+  python manage.py bench_publish
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import connection
 from django.utils import timezone
 
+from apps.core.bench import BenchCommand
 from apps.notifications.bench.cpu import CpuMeter
 from apps.notifications.bench.loadgen import RunResult, drive, percentile
 
@@ -56,7 +57,7 @@ SERVERS: dict[str, dict[str, Any]] = {
 WORKER_ENV = {"DB_CONN_MAX_AGE": "600"}
 
 
-class Command(BaseCommand):
+class Command(BenchCommand):
     help = "Benchmark POST /api/v1/notifications (accept rate, API p50/p99, accept→sent p50/p99)."
 
     def add_arguments(self, parser: Any) -> None:

@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 from django.db import connection
 
+from apps.core.bench import BenchCommand
 from apps.projects.models import Organization, Project
 from apps.subscribers.models import ImportJob, Segment, Subscriber, SubscriberTag
 from apps.subscribers.rules import compile_rules
@@ -44,7 +45,7 @@ SEGMENT_RULES: list[dict[str, Any]] = [
 ]
 
 
-class Command(BaseCommand):
+class Command(BenchCommand):
     help = "Import N generated subscribers through the real import path and print rows/s."
 
     def add_arguments(self, parser: Any) -> None:

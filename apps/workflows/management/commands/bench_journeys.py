@@ -21,15 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 from django.db import connection
 from django.utils import timezone
+
+from apps.core.bench import BenchCommand
 
 BASE_DIR = Path(__file__).resolve().parents[4]
 
 
-class Command(BaseCommand):
+class Command(BenchCommand):
     help = "Time journeys for many subscribers through real Celery workers and dry-run adapters."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -42,8 +43,6 @@ class Command(BaseCommand):
         parser.add_argument("--skip-waits", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        _ensure_database()
-        call_command("migrate", verbosity=0, interactive=False)
         workers: list[subprocess.Popen] = []
         if not options["no_workers"]:
             # Journeys and delivery lanes get their own processes so neither starves the other.
@@ -147,23 +146,6 @@ def _load() -> str:
     # The machine may be shared: the figures mean little without the load they ran under.
     one, five, fifteen = os.getloadavg()
     return f"load average {one:.1f} {five:.1f} {fifteen:.1f} on {os.cpu_count()} cores"
-
-
-def _ensure_database() -> None:
-    import psycopg
-
-    db = settings.DATABASES["default"]
-    params = {
-        "host": db.get("HOST") or "127.0.0.1",
-        "port": db.get("PORT") or 5432,
-        "user": db.get("USER") or "postgres",
-    }
-    if db.get("PASSWORD"):
-        params["password"] = db["PASSWORD"]
-    with psycopg.connect(dbname="postgres", autocommit=True, **params) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [db["NAME"]]).fetchone()
-        if not exists:
-            conn.execute(f'CREATE DATABASE "{db["NAME"]}"')
 
 
 def _start_worker(concurrency: int, index: int, queue_names: list[str]) -> subprocess.Popen:
