@@ -21,8 +21,9 @@ import time
 import uuid
 from typing import Any
 
-from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
+
+from apps.core.bench import BenchCommand
 
 REVISION = re.compile(rb'id="builder-workspace"[^>]*data-revision="(\d+)"')
 
@@ -76,7 +77,7 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-class Command(BaseCommand):
+class Command(BenchCommand):
     help = "Time builder edits (one request each) on a journey and the lanes layout alone."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -94,7 +95,6 @@ class Command(BaseCommand):
         from apps.workflows.builder.layout import layout
         from apps.workflows.services import workflow_save_draft
 
-        call_command("migrate", verbosity=0, interactive=False)
         tag = uuid.uuid4().hex[:8]
         organization = organization_create(name=f"Bench builder {tag}")
         project = project_create(organization=organization, name="Bench", timezone="Europe/Lisbon")
