@@ -2,8 +2,7 @@
 
 A graph is ``{"nodes": [{id, type, config, position?, label?, flags?}], "edges": [{from,
 handle, to}]}``. ``position``, ``label`` and ``flags`` are for the builder and ignored by the
-engine. One
-handle may lead to several nodes (parallel branches, merged again by a join).
+engine. One handle may lead to several nodes (parallel branches, merged again by a join).
 
 ``graph_issues`` answers every problem at once, each naming its node or edge, so a
 builder or CI job can show them all.

@@ -20,88 +20,30 @@ node id, so the same graph always gets the same picture.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from apps.workflows.builder.geometry import (  # noqa: F401 - the layout's shapes are named from here too
+    BACK_EDGE_STEP,
+    CHANNEL,
+    MARGIN_X,
+    MARGIN_Y,
+    NODE_H,
+    NODE_W,
+    ROW,
+    SLOT,
+    Box,
+    LaneSpan,
+    Layout,
+    Port,
+    Route,
+)
+from apps.workflows.builder.routing import route_edges
 from apps.workflows.nodes.base import node_types
 
-NODE_W, NODE_H = 176, 60
-SLOT = 208  # a column: a node plus its gutter (32 px)
-ROW = 116  # a row: a node plus the channel below it (56 px)
-CHANNEL = ROW - NODE_H
-MARGIN_X, MARGIN_Y = 24, 40
-BACK_EDGE_STEP = 10
-
 _SINK = "\x00sink"
-
-
-@dataclass(frozen=True)
-class Box:
-    id: str
-    x: int
-    y: int
-    row: int
-    center: float  # in columns: a lane of width w starting at L centres at L + w/2
-
-    @property
-    def cx(self) -> int:
-        return self.x + NODE_W // 2
-
-    @property
-    def right(self) -> int:
-        return self.x + NODE_W
-
-    @property
-    def bottom(self) -> int:
-        return self.y + NODE_H
-
-
-@dataclass(frozen=True)
-class Port:
-    node: str
-    handle: str
-    x: int
-    y: int
-    connected: bool
-
-
-@dataclass(frozen=True)
-class Route:
-    index: int  # the edge's position in the graph's edge list
-    source: str
-    handle: str
-    target: str
-    points: tuple[tuple[int, int], ...]
-    back: bool
-    plus: tuple[int, int]  # where "insert a node on this edge" is drawn
-
-    @property
-    def path(self) -> str:
-        return "M" + " L".join(f"{x},{y}" for x, y in self.points)
-
-
-@dataclass(frozen=True)
-class LaneSpan:
-    branch: str
-    handle: str
-    left: int  # columns
-    right: int
-    empty: bool = False  # no node in it: a handle still open, or straight to the join
-
-
-@dataclass
-class Layout:
-    boxes: dict[str, Box]
-    routes: list[Route]
-    ports: list[Port]
-    lanes: list[LaneSpan]
-    width: int
-    height: int
-    columns: int = 0
-    back_edges: set[int] = field(default_factory=set)
 
 
 @dataclass
@@ -331,35 +273,6 @@ def _assign(
             x += lane_width
 
 
-class _Rows:
-    """Node extents per row, to ask whether a vertical line at x meets a node."""
-
-    def __init__(self, boxes: dict[str, Box]) -> None:
-        rows: dict[int, list[tuple[int, int]]] = defaultdict(list)
-        for box in boxes.values():
-            rows[box.row].append((box.x, box.right))
-        self.lefts: dict[int, list[int]] = {}
-        self.rights: dict[int, list[int]] = {}
-        for row, spans in rows.items():
-            spans.sort()
-            self.lefts[row] = [s[0] for s in spans]
-            self.rights[row] = [s[1] for s in spans]
-
-    def free(self, x: int, first_row: int, last_row: int) -> bool:
-        for row in range(first_row, last_row + 1):
-            lefts = self.lefts.get(row)
-            if not lefts:
-                continue
-            i = bisect_right(lefts, x - 1) - 1  # the last node starting left of x
-            if i >= 0 and self.rights[row][i] > x:
-                return False
-        return True
-
-
-def _channel_below(row: int) -> int:
-    return MARGIN_Y + row * ROW + NODE_H + CHANNEL // 2
-
-
 def layout(graph: Mapping[str, Any]) -> Layout:
     g = _Graph(graph)
     back, order = _classify(g)
@@ -398,73 +311,7 @@ def layout(graph: Mapping[str, Any]) -> Layout:
         )
         for node in g.nodes
     }
-    free = _Rows(boxes)
-    empty_lane_x = {(s.branch, s.handle): MARGIN_X + round((s.left + s.right) / 2 * SLOT) for s in spans if s.empty}
-    right_edge = MARGIN_X + columns * SLOT
-    ports, port_x = _ports(g, boxes)
-    routes: list[Route] = []
-    back_count = 0
-    per_port = defaultdict(int)
-    for source, edges in g.out.items():
-        for handle, _, _ in edges:
-            per_port[(source, handle)] += 1
-    for source, edges in g.out.items():
-        for handle, target, index in edges:
-            s, t = boxes[source], boxes[target]
-            px = port_x[(source, handle)]
-            if index in back or t.row <= s.row:
-                back_count += 1
-                x = right_edge + back_count * BACK_EDGE_STEP
-                y_out, y_in = _channel_below(s.row), _channel_below(t.row - 1)
-                points = ((px, s.bottom), (px, y_out), (x, y_out), (x, y_in), (t.cx, y_in), (t.cx, t.y))
-                routes.append(Route(index, source, handle, target, points, True, (px, y_out)))
-                continue
-            y_in = _channel_below(t.row - 1)
-            hint = empty_lane_x.get((source, handle))
-            if hint is None and free.free(px, s.row + 1, t.row - 1):
-                points = ((px, s.bottom), (px, y_in), (t.cx, y_in), (t.cx, t.y))
-            else:
-                x = _free_column(free, [hint, px, t.cx], columns, s.row + 1, t.row - 1, px, right_edge)
-                y_out = _channel_below(s.row)
-                points = ((px, s.bottom), (px, y_out), (x, y_out), (x, y_in), (t.cx, y_in), (t.cx, t.y))
-            single = per_port[(source, handle)] == 1
-            plus = (px, _channel_below(s.row)) if single else (t.cx, y_in)
-            routes.append(Route(index, source, handle, target, _dedupe(points), False, plus))
-    routes.sort(key=lambda r: r.index)
+    routes, ports, back_count = route_edges(g.out, g.handles, boxes, spans, back, columns)
     height = MARGIN_Y + (max(rows.values(), default=0) + 1) * ROW + MARGIN_Y
-    width = right_edge + (back_count + 1) * BACK_EDGE_STEP + MARGIN_X
+    width = MARGIN_X + columns * SLOT + (back_count + 1) * BACK_EDGE_STEP + MARGIN_X
     return Layout(boxes, routes, ports, spans, width, height, columns, back)
-
-
-def _ports(g: _Graph, boxes: dict[str, Box]) -> tuple[list[Port], dict[tuple[str, str], int]]:
-    ports: list[Port] = []
-    port_x: dict[tuple[str, str], int] = {}
-    for node_id, box in boxes.items():
-        used = [h for h, _, _ in g.out.get(node_id, ())]
-        handles = list(g.handles[node_id]) + sorted({h for h in used if h not in g.handles[node_id]})
-        for i, handle in enumerate(handles):
-            x = box.x + round((i + 1) * NODE_W / (len(handles) + 1))
-            port_x[(node_id, handle)] = x
-            ports.append(Port(node_id, handle, x, box.bottom, handle in used))
-    return ports, port_x
-
-
-def _free_column(
-    free: _Rows, preferred: list[int | None], columns: int, first: int, last: int, near: int, right_edge: int
-) -> int:
-    for x in preferred:
-        if x is not None and free.free(x, first, last):
-            return x
-    gutters = sorted((MARGIN_X + k * SLOT for k in range(columns + 1)), key=lambda x: (abs(x - near), x))
-    for x in gutters:
-        if free.free(x, first, last):
-            return x
-    return right_edge  # right of every node: always free
-
-
-def _dedupe(points: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
-    out = [points[0]]
-    for point in points[1:]:
-        if point != out[-1]:
-            out.append(point)
-    return tuple(out)

@@ -7,7 +7,6 @@ from apps.workflows.console import builder_previews, builder_views
 urlpatterns = [
     path("new/", builder_views.builder_new, name="builder_new"),
     path("<slug:key>/builder/", builder_views.builder_editor, name="builder"),
-    path("<slug:key>/builder/workspace", builder_views.builder_workspace, name="builder_workspace"),
     path("<slug:key>/builder/edit", builder_views.builder_edit, name="builder_edit"),
     path("<slug:key>/builder/form", builder_views.builder_form, name="builder_form"),
     path("<slug:key>/builder/inspector", builder_views.builder_inspector, name="builder_inspector"),

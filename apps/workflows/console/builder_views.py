@@ -173,14 +173,6 @@ def builder_editor(request: HttpRequest, key: str) -> HttpResponse:
     return render(request, "workflows/builder/editor.html", context)
 
 
-@console_page
-@require_GET
-def builder_workspace(request: HttpRequest, key: str) -> HttpResponse:
-    """The canvas fragment for the current draft (a reload of the canvas alone)."""
-    workflow = workflow_or_404(request, key)
-    return _fragment(request, workflow, request.GET.getlist("node")[:1])
-
-
 def _ids(request: HttpRequest) -> list[str]:
     raw = request.POST.getlist("nodes")
     ids = [part for value in raw for part in str(value).split(",") if part]
