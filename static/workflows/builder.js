@@ -72,7 +72,9 @@
   function loadInspector() {
     const params = new URLSearchParams();
     state.selected.forEach((id) => params.append("node", id));
-    return htmx.ajax("GET", `${root.dataset.inspectorUrl}?${params}`, { target: "#builder-inspector", swap: "innerHTML" });
+    // hx-sync="this:replace" on the inspector: a newer selection's form aborts an older one in flight.
+    const inspector = document.getElementById("builder-inspector");
+    return htmx.ajax("GET", `${root.dataset.inspectorUrl}?${params}`, { source: inspector, target: inspector, swap: "innerHTML" });
   }
 
   function moveSelection(direction, extend) {

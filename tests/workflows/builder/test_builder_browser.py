@@ -72,7 +72,15 @@ def test_build_a_journey_from_scratch_with_mouse_and_keyboard(page: Any, project
     _insert_after(page, "wait-1", "next", "End")
 
     assert page.inner_text("[data-testid=issue-counts]") == "Ready to publish"
-    page.screenshot(path="/tmp/bc_built.png", full_page=True)
+    # Arrows move the selection up the path; Enter opens the selected node's form.
+    page.locator("[data-testid=canvas]").focus()
+    page.keyboard.press("ArrowUp")
+    page.wait_for_selector(".node.selected[data-node='wait-1']")
+    page.keyboard.press("ArrowUp")
+    page.wait_for_selector(".node.selected[data-node='join-1']")
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.activeElement && document.activeElement.id === 'node-label'")
+    assert page.input_value("input[name=node]") == "join-1"
     graph = Workflow.objects.get(project=project, key="vip-welcome").draft_graph
     edges = {(e["from"], e["handle"], e["to"]) for e in graph["edges"]}
     assert edges == {
