@@ -112,7 +112,7 @@ def _tick() -> TickReport:
         report.campaigns += 1
         if breaker_check(campaign, now=now):
             report.tripped += 1
-        elif _maybe_finished(campaign):
+        if _maybe_finished(campaign):
             from apps.campaigns.reconcile import campaign_reconcile
 
             # Counters say nothing is left: let the rows confirm it and complete.

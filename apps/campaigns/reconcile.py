@@ -15,6 +15,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from apps.campaigns import ledger
@@ -58,7 +59,36 @@ def campaigns_reap(*, now=None) -> dict[str, int]:
                 if moved:
                     campaign_event(campaign, CampaignEvent.Kind.REAPER, f"{moved} retried deliveries held (paused).")
                 report["reheld"] += moved
+    report["cancelled"] = _cancel_leftovers(now)
     return report
+
+
+def _cancel_leftovers(now) -> int:  # type: ignore[no-untyped-def]
+    """End the rows a cancel could not reach.
+
+    A cancel ends every waiting row at once, but rows an in-flight batch had claimed at
+    that moment come back to the queue when the batch records them (rate-deferred or
+    retried), due as late as the campaign's rate spread them. They are ended here, within
+    one reaper tick, instead of lingering as pending until their due time comes round.
+    """
+    ended = 0
+    recent = Campaign.objects.filter(
+        state=CampaignState.CANCELLED, stats__pending__gt=0, finished_at__gte=now - timedelta(days=1)
+    )
+    for campaign in recent:
+        with transaction.atomic():
+            moved = ledger.ledger_cancel(
+                project_id=campaign.project_id, campaign_id=campaign.pk, reason="campaign cancelled"
+            )
+            if moved:
+                CampaignStats.objects.filter(campaign=campaign).update(
+                    cancelled=F("cancelled") + moved, pending=F("pending") - moved
+                )
+                campaign_event(
+                    campaign, CampaignEvent.Kind.REAPER, f"{moved} deliveries an in-flight batch held were cancelled."
+                )
+            ended += moved
+    return ended
 
 
 def campaign_reconcile(campaign: Campaign) -> dict[str, tuple[int, int]]:
@@ -87,15 +117,24 @@ def campaign_reconcile(campaign: Campaign) -> dict[str, tuple[int, int]]:
 
 
 def campaign_complete_if_done(campaign: Campaign, *, pending: int) -> bool:
+    """Complete a running or paused campaign once no recipient is left to send to.
+
+    A paused one (the breaker tripped on the receipts of its last sends, say) has nothing
+    to resume: it completes too, and keeps its pause note to say why it stopped.
+    """
     campaign = Campaign.objects.select_for_update().get(pk=campaign.pk)
-    if campaign.state != CampaignState.RUNNING or pending:
+    if campaign.state not in ACTIVE or pending:
         return False
     if CampaignChunk.objects.filter(campaign=campaign, done=False).exists():
         return False
+    was_paused = campaign.state == CampaignState.PAUSED
     campaign.state = CampaignState.COMPLETED
     campaign.finished_at = timezone.now()
     campaign.save(update_fields=["state", "finished_at", "updated_at"])
-    campaign_event(campaign, CampaignEvent.Kind.STATE, "Completed: no recipient is waiting, claimed or retrying.")
+    note = f" It was paused: {campaign.pause_reason}" if was_paused and campaign.pause_reason else ""
+    campaign_event(
+        campaign, CampaignEvent.Kind.STATE, f"Completed: no recipient is waiting, claimed or retrying.{note}"
+    )
     return True
 
 

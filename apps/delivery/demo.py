@@ -11,12 +11,13 @@ from apps.delivery.models import Connector, Layout, Template, TemplateVersion
 from apps.projects.models import Project
 from apps.subscribers.models import Channel
 
-DEMO_LAYOUT = """<!doctype html>
-<html><body style="font-family: sans-serif; background: #f6f6f6">
-<table width="100%"><tr><td style="max-width: 600px; margin: auto; background: #fff; padding: 24px">
+# An email is the body's content (the allow-list drops html, head and body): the page
+# background sits on the outer table.
+DEMO_LAYOUT = """<table width="100%" style="font-family: sans-serif; background: #f6f6f6">
+<tr><td style="max-width: 600px; margin: auto; background: #fff; padding: 24px">
 {{ content }}
 <p style="color: #888; font-size: 12px">Sent by Demo App with Tidings.</p>
-</td></tr></table></body></html>"""
+</td></tr></table>"""
 
 # The simulated provider's rates sit well inside the campaign breaker's default lines (5%
 # bounces, 0.1% complaints over at least 200 receipts): one complaint in a few hundred

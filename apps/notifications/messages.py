@@ -14,7 +14,7 @@ from typing import Any
 from django.db import transaction
 
 from apps.core.errors import ApplicationError
-from apps.delivery.services import DeliveryRequest, deliveries_enqueue
+from apps.delivery.services import DeliveryRequest, deliveries_enqueue, html_validate
 from apps.notifications.destinations import DestinationError, check_raw
 from apps.notifications.rendering_check import strict_check
 from apps.notifications.router import delivery_key
@@ -77,6 +77,9 @@ def messages_send_batch(
     for index, message in enumerate(messages):
         recipients.append(_recipient(message, channel, index))
         ref = message.get("template")
+        if channel == "email" and not ref and message.get("html"):
+            # Sent as written: refused here, whole batch, like any other invalid message.
+            html_validate(message["html"], field=f"messages[{index}].html", code="unsafe_html", template=False)
         if ref:
             try:
                 if ref not in templates:

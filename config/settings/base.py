@@ -289,6 +289,9 @@ CELERY_BEAT_SCHEDULE["subscribers-imports-sweep"] = {"task": "subscribers.import
 
 # --- Delivery dispatcher --------------------------------------------------------------
 TIDINGS_DISPATCH_BATCH_SIZE = env_int("TIDINGS_DISPATCH_BATCH_SIZE", 500)
+# Limits of one message's render (previews and sends alike): past either, that message fails.
+TIDINGS_RENDER_TIME_LIMIT_MS = env_int("TIDINGS_RENDER_TIME_LIMIT_MS", 1000)
+TIDINGS_RENDER_MAX_CHARS = env_int("TIDINGS_RENDER_MAX_CHARS", 1_000_000)
 # The bulk lane claims bigger batches: per-batch costs (claim, screening queries, rate
 # reservation, the recording transaction) spread over more messages, and a campaign
 # batch of 2,000 still finishes in well under a second. 0: the same as the other lanes.

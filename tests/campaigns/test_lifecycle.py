@@ -136,6 +136,34 @@ def test_cancel_keeps_waiting_rows_for_audit(project: Any, make_campaign: Any) -
     assert Campaign.objects.get(pk=campaign.pk).state == CampaignState.CANCELLED
 
 
+def test_cancel_ends_rows_an_in_flight_batch_put_back_within_one_reaper_tick(project: Any, make_campaign: Any) -> None:
+    """Rows a rate-gated batch held when the cancel came are re-queued for later by that
+    batch; the reaper ends them instead of leaving them pending until they come due."""
+    from datetime import timedelta
+
+    from apps.campaigns.reconcile import campaigns_reap
+    from apps.delivery.dispatch.claim import claim_batch
+    from apps.delivery.dispatch.outcome import RowResult
+    from apps.delivery.dispatch.record import record_results
+
+    add_subscribers(project, 6)
+    campaign = lifecycle.campaign_start(campaign=make_campaign())
+    fan_out_inline(campaign)
+    token, rows = claim_batch("bulk", limit=3, ttl_seconds=60)
+    assert len(rows) == 3
+    lifecycle.campaign_cancel(campaign=campaign)
+    assert states(campaign) == {"cancelled": 3, "claimed": 3}
+    later = timezone.now() + timedelta(minutes=2)
+    record_results(token, [RowResult(r, "queued", reason="rate limited", due_at=later) for r in rows], timezone.now())
+    assert states(campaign) == {"cancelled": 3, "queued": 3}
+
+    assert campaigns_reap()["cancelled"] == 3
+    assert states(campaign) == {"cancelled": 6}
+    stats = CampaignStats.objects.get(campaign=campaign)
+    assert (stats.pending, stats.cancelled) == (0, 6)
+    assert campaigns_reap()["cancelled"] == 0
+
+
 def test_retry_moves_dead_letters_only(project: Any, make_campaign: Any) -> None:
     add_subscribers(project, 6)
     campaign = lifecycle.campaign_start(campaign=make_campaign())
@@ -173,3 +201,40 @@ def test_scheduled_campaign_starts_when_due(project: Any, make_campaign: Any) ->
     assert Campaign.objects.get(pk=campaign.pk).state == CampaignState.RUNNING
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
+
+
+def test_breaker_paused_campaign_with_nothing_left_completes_keeping_its_note(project: Any, make_campaign: Any) -> None:
+    """The receipts of the last sends trip the breaker: nothing is left to hold or resume."""
+    from apps.campaigns.control import control_tick
+    from apps.campaigns.models import CampaignSettings
+    from apps.delivery.redis_client import get_redis
+
+    get_redis().delete("tidings:campaigns:control-lock")
+    CampaignSettings.objects.create(project=project, min_sample=10)
+    add_subscribers(project, 20)
+    campaign = lifecycle.campaign_start(campaign=make_campaign())
+    fan_out_inline(campaign)
+    assert control_tick() is not None  # the breaker's window starts from this sample
+    rows = Delivery.objects.filter(origin_kind="campaign", origin_id=str(campaign.pk))
+    rows.filter(pk__in=list(rows.values_list("pk", flat=True)[:4])).update(state="bounced", sent_at=timezone.now())
+    rows.exclude(state="bounced").update(state="delivered", sent_at=timezone.now())
+    CampaignStats.objects.filter(campaign=campaign).update(sent=20, delivered=16, bounced=4, pending=0)
+
+    report = control_tick()
+
+    assert report is not None and report.tripped == 1
+    campaign.refresh_from_db()
+    assert campaign.state == CampaignState.COMPLETED
+    assert campaign.pause_reason.startswith("Reputation breaker: Bounce rate 20.00%")
+    assert campaign.finished_at is not None
+    assert campaign.events.filter(message__contains="It was paused: Reputation breaker").exists()
+
+
+def test_paused_campaign_with_recipients_still_waiting_stays_paused(project: Any, make_campaign: Any) -> None:
+    add_subscribers(project, 5)
+    campaign = lifecycle.campaign_start(campaign=make_campaign())
+    fan_out_inline(campaign)
+    lifecycle.campaign_pause(campaign=campaign, reason="checking the copy")
+    campaign_reconcile(campaign)
+    campaign.refresh_from_db()
+    assert campaign.state == CampaignState.PAUSED

@@ -10,7 +10,7 @@ from django.utils import timezone
 from apps.delivery.channels.dryrun import dryrun_reset
 from apps.delivery.dispatch import dispatch_batch, sweep
 from apps.delivery.dispatch.prepare import _senders
-from apps.delivery.models import Attempt, Delivery, DeliveryEvent, TemplateVersion
+from apps.delivery.models import Attempt, Delivery, DeliveryEvent, Template, TemplateVersion
 from apps.delivery.origins import origin_listeners
 from apps.delivery.services import DeliveryRequest, deliveries_enqueue, suppression_add
 from apps.subscribers.models import ChannelPreference
@@ -200,6 +200,49 @@ def test_no_connector_for_the_channel_is_a_permanent_failure(project):
     dispatch_batch("normal")
     delivery = Delivery.objects.get(pk=pk)
     assert delivery.state == "failed" and "No sms connector" in delivery.state_reason
+
+
+def test_a_message_that_hits_a_render_limit_fails_alone_with_its_reason(project, subscribers):
+    make_connector(project, delivered_rate=0)
+    template = Template.objects.create(project=project, key="echo", channel="sms", name="echo")
+    version = TemplateVersion.objects.create(
+        project=project,
+        template=template,
+        number=1,
+        content={"sms": {"text": "{{ word * times }}"}},
+        published_at=timezone.now(),
+    )
+    (huge,) = enqueue(
+        project, version=version, channel="sms", destination="+351910000001", context={"word": "ab", "times": 10**7}
+    )
+    Delivery.objects.filter(pk=huge).update(delivery_key="huge")
+    (fine,) = enqueue(
+        project, version=version, channel="sms", destination="+351910000002", context={"word": "ab", "times": 3}
+    )
+    make_connector(project, channel="sms", delivered_rate=0)
+    dispatch_batch("normal")
+    failed = Delivery.objects.get(pk=huge)
+    assert failed.state == "failed" and "limit is 1,000,000" in failed.state_reason
+    assert failed.payload_snapshot["context"] == {"word": "ab", "times": 10**7}
+    assert Delivery.objects.get(pk=fine).state == "sent"
+
+
+def test_a_replayed_dead_letter_that_is_delivered_forgets_its_old_error(project):
+    from apps.delivery.models import Connector
+    from apps.notifications.dead_letters import dead_letters_replay
+
+    make_connector(project, permanent_rate=1.0)
+    (pk,) = enqueue(project)
+    dispatch_batch("normal")
+    assert Delivery.objects.get(pk=pk).last_error.startswith("permanent")
+
+    Connector.objects.filter(project=project).update(settings={"permanent_rate": 0.0, "delivered_rate": 0.0})
+    _senders.items.clear()
+    assert dead_letters_replay(project=project, ids=[pk]) == [pk]
+    dispatch_batch("normal")
+    delivery = Delivery.objects.get(pk=pk)
+    assert delivery.state == "sent"
+    assert delivery.last_error == ""
 
 
 def test_connector_edit_applies_to_the_next_batch_in_a_warm_worker(project):

@@ -6,7 +6,7 @@ from django.utils import timezone
 from apps.core.errors import ApplicationError
 from apps.delivery.models import Layout, Template, TemplateVersion
 from apps.delivery.rendering import TemplateError, render, render_context
-from apps.delivery.sanitiser import layout_findings
+from apps.delivery.sanitiser import html_findings
 from apps.delivery.services import layout_save, template_create, template_version_create
 
 pytestmark = pytest.mark.django_db
@@ -90,7 +90,7 @@ def test_syntax_errors_are_refused_when_a_version_is_created(project):
     ],
 )
 def test_layout_with_active_content_is_refused_naming_what_was_found(project, html, finding):
-    assert finding in layout_findings(html)
+    assert finding in html_findings(html)
     with pytest.raises(ApplicationError) as err:
         layout_save(project=project, name="bad", html=html)
     assert err.value.code == "unsafe_layout" and finding in err.value.message
@@ -99,4 +99,4 @@ def test_layout_with_active_content_is_refused_naming_what_was_found(project, ht
 
 def test_safe_layout_is_saved(project):
     layout = layout_save(project=project, name="ok", html="<a href='https://x.test'>x</a>{{ content }}")
-    assert layout.pk and layout_findings(layout.html) == []
+    assert layout.pk and html_findings(layout.html) == []

@@ -54,6 +54,10 @@ def test_push_batch_goes_to_every_active_device(secret_client: Any, project: Any
         ({"to": "ghost", "subject": "s", "text": "t"}, "messages[1].to"),
         ({"to": "ada", "template": "missing"}, "messages[1].template"),
         ({"to": "ada"}, "messages.1"),
+        (
+            {"to": {"email": "b@example.com"}, "subject": "s", "html": "<p>x</p><img src=x onerror=alert(1)>"},
+            "messages[1].html",
+        ),
     ],
 )
 def test_an_invalid_message_refuses_the_whole_batch(

@@ -135,3 +135,68 @@ def test_subscriber_page_timeline_lists_their_messages(console: Client, project:
     for delivery in Delivery.objects.all():
         assert f'data-delivery-id="{delivery.pk}"' in page
     assert "welcome@1" in page
+
+
+@pytest.mark.parametrize(
+    ("source", "code"),
+    [
+        ("{{ range(10**9) }}", "template_range_too_big"),
+        ("{{ 'a' * 10**7 }}", "template_too_large"),
+        ("{% for i in range(1000) %}{{ 'a' * 1000 }}{% endfor %}{{ 'b' * 1000 }}", "template_output_too_large"),
+        ("{% for i in range(10000) %}{% for j in range(10000) %}{% endfor %}{% endfor %}", "template_too_slow"),
+        ("{{ 'x'|center(10**9) }}", "template_too_large"),
+        ("{{ 1 / 0 }}", "template_render_failed"),
+    ],
+)
+def test_template_preview_stops_a_runaway_template_with_a_clear_error(
+    console: Client, project: Any, welcome: Any, settings: Any, source: str, code: str
+) -> None:
+    settings.TIDINGS_RENDER_TIME_LIMIT_MS = 300
+    content = {"sms": {"text": source}}
+    response = console.post(
+        f"/console/delivery/templates/{welcome.template_id}/preview/", {"content": json.dumps(content), "data": "{}"}
+    )
+    assert response.status_code == 422
+    assert response.json()["code"] == code
+    assert len(response.content) < 2000
+
+
+@pytest.mark.parametrize(
+    ("block", "named"),
+    [
+        ({"whatsapp": {"language": "en"}}, "whatsapp.template"),
+        ({"whatsapp": {"template": "order_ready", "variables": "Ann"}}, "whatsapp.variables"),
+        ({"email": {"text": "Hi"}}, "email.subject"),
+        ({"email": {"subject": "Hi"}}, "email.text"),
+        ({"sms": {"text": ""}}, "sms.text"),
+        ({"push": {}}, "push.title"),
+        ({"slack": {}}, "slack.text"),
+        ({"teams": {"card": "x"}}, "teams.card"),
+    ],
+)
+def test_template_editor_requires_what_the_channel_needs(
+    console: Client, project: Any, welcome: Any, block: dict, named: str
+) -> None:
+    response = console.post(
+        f"/console/delivery/templates/{welcome.template_id}/", {"content": json.dumps(block), "publish": "on"}
+    )
+    assert response.status_code == 400
+    assert named in response.content.decode()
+    assert welcome.template.versions.count() == 1
+
+
+def test_template_editor_publishes_a_complete_whatsapp_block(console: Client, project: Any, welcome: Any) -> None:
+    block = {"whatsapp": {"template": "order_ready", "language": "en", "variables": ["{{ name }}"]}}
+    response = console.post(
+        f"/console/delivery/templates/{welcome.template_id}/", {"content": json.dumps(block), "publish": "on"}
+    )
+    assert response.status_code == 302
+    assert welcome.template.versions.order_by("-number").first().content == block
+
+
+def test_template_editor_refuses_html_with_active_content(console: Client, project: Any, welcome: Any) -> None:
+    block = {"email": {"subject": "Hi", "html": "<p>Hi</p><img src=x onerror=alert(1)>"}}
+    response = console.post(f"/console/delivery/templates/{welcome.template_id}/", {"content": json.dumps(block)})
+    assert response.status_code == 400
+    assert "inline event handler onerror= on &lt;img&gt;" in response.content.decode()
+    assert welcome.template.versions.count() == 1

@@ -199,9 +199,10 @@ def layout_edit(request: HttpRequest, layout_id: int | None = None) -> HttpRespo
     )
 
 
-DEFAULT_LAYOUT = """<!doctype html>
-<html><body style="font-family: sans-serif; background: #f6f6f6; padding: 24px">
+# An email is the body's content (html, head and body are dropped): the page background
+# sits on an outer element.
+DEFAULT_LAYOUT = """<div style="font-family: sans-serif; background: #f6f6f6; padding: 24px">
   <div style="max-width: 600px; margin: 0 auto; background: #fff; padding: 24px">
     {{ content }}
   </div>
-</body></html>"""
+</div>"""

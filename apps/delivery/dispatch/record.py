@@ -27,7 +27,7 @@ UPDATE_DELIVERIES = """
 UPDATE delivery_delivery d SET
     state = v.state, state_reason = v.reason, attempts = v.attempts, attempt_budget = v.budget,
     due_at = COALESCE(v.due_at, d.due_at), provider_reference = COALESCE(NULLIF(v.ref, ''), d.provider_reference),
-    last_error = CASE WHEN v.error = '' THEN d.last_error ELSE v.error END,
+    last_error = CASE WHEN v.state = 'sent' THEN '' WHEN v.error = '' THEN d.last_error ELSE v.error END,
     payload_snapshot = COALESCE(v.snapshot, d.payload_snapshot),
     sent_at = CASE WHEN v.state = 'sent' THEN %(now)s ELSE d.sent_at END,
     claimed_until = NULL, claim_token = NULL, updated_at = %(now)s
@@ -63,7 +63,7 @@ WHERE a.delivery_id = v.id AND a.number = v.number
 # writes is what UPDATE_DELIVERIES writes for such a row (a test holds the two equal).
 UPDATE_SENT = """
 UPDATE delivery_delivery d SET
-    state = 'sent', state_reason = '', attempts = v.attempts,
+    state = 'sent', state_reason = '', last_error = '', attempts = v.attempts,
     provider_reference = COALESCE(NULLIF(v.ref, ''), d.provider_reference),
     sent_at = %(now)s, claimed_until = NULL, claim_token = NULL, updated_at = %(now)s
 FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(refs)s::text[]) AS v(id, attempts, ref)

@@ -1,6 +1,12 @@
 """Writes of the delivery app. Import from here: ``from apps.delivery.services import ...``."""
 
 from apps.delivery.services.connectors import connector_config, connector_create, connector_resolve
+from apps.delivery.services.content import (
+    UnsafeHtml,
+    html_validate,
+    layout_html_validate,
+    template_content_validate,
+)
 from apps.delivery.services.enqueue import (
     DeliveryRequest,
     deliveries_cancel,
@@ -19,17 +25,21 @@ from apps.delivery.services.templates import (
 __all__ = [
     "DeliveryRequest",
     "IngestResult",
+    "UnsafeHtml",
     "connector_config",
     "connector_create",
     "connector_resolve",
     "deliveries_cancel",
     "deliveries_enqueue",
     "deliveries_enqueue_for_subscribers",
+    "html_validate",
+    "layout_html_validate",
     "layout_save",
     "receipt_ingest",
     "suppression_add",
     "suppression_remove",
     "suppressions_add_bulk",
+    "template_content_validate",
     "template_create",
     "template_version_create",
     "template_version_publish",

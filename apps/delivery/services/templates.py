@@ -10,12 +10,8 @@ from django.utils import timezone
 
 from apps.core.errors import ApplicationError, Conflict, NotFound
 from apps.delivery.models import Layout, Template, TemplateVersion
-from apps.delivery.rendering import compile_content
-from apps.delivery.sanitiser import layout_findings
+from apps.delivery.services.content import CHANNELS, layout_html_validate, template_content_validate
 from apps.projects.models import Project
-from apps.subscribers.models import Channel
-
-CHANNELS = {c.value for c in Channel}
 
 
 @transaction.atomic
@@ -36,17 +32,11 @@ def template_version_create(
     strict: bool = False,
     publish: bool = False,
 ) -> TemplateVersion:
-    """A new draft (or, with ``publish``, published) version; content is checked by compiling it."""
-    unknown = set(content) - CHANNELS
-    if not content or unknown:
-        raise ApplicationError(
-            f"Content needs one block per channel; unknown: {', '.join(sorted(unknown)) or 'none given'}.",
-            code="invalid_content",
-            field="content",
-        )
+    """A new draft (or, with ``publish``, published) version, once its content is valid:
+    what each channel needs, safe email HTML, and template syntax that compiles."""
+    template_content_validate(content=content, strict=strict)
     if layout is not None and layout.project_id != template.project_id:
         raise NotFound("Layout not found.", code="layout_not_found", field="layout")
-    compile_content(content, strict=strict)
     # Lock the template so two editors never get the same version number.
     Template.objects.select_for_update().filter(pk=template.pk).first()
     number = (template.versions.aggregate(n=Max("number"))["n"] or 0) + 1
@@ -72,19 +62,7 @@ def template_version_publish(*, version: TemplateVersion) -> TemplateVersion:
 
 @transaction.atomic
 def layout_save(*, project: Project, name: str, html: str, layout: Layout | None = None) -> Layout:
-    findings = layout_findings(html)
-    if findings:
-        raise ApplicationError(
-            f"The layout contains active content that email must not carry: {'; '.join(findings)}.",
-            code="unsafe_layout",
-            field="html",
-            extra={"findings": findings},
-        )
-    if "content" not in html:
-        raise ApplicationError(
-            "A layout must place the message with {{ content }}.", code="invalid_layout", field="html"
-        )
-    compile_content({"email": {"html": html}})
+    layout_html_validate(html=html)
     if layout is None:
         if Layout.objects.for_project(project).filter(name=name).exists():
             raise Conflict(f"A layout named {name!r} already exists.", code="layout_exists", field="name")
