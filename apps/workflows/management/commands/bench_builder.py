@@ -6,7 +6,7 @@
 Seeds a project with a member and a journey of ``--nodes`` nodes (nested conditions,
 joins, waits and sends), signs the member in with Django's test client and posts edits
 the way the builder page does: insert on an edge, configure, rename, delete, undo, redo.
-Each request goes through the middleware, the session, the edit service with its row
+Each request goes through the middleware, sign-in, the edit service with its row
 lock, the undo history, validation, the layout and the rendered canvas fragment. Prints
 p50/p95/max per edit (wall clock, and this process's CPU, which a loaded machine inflates
 less), then times the layout alone on ``--layout-nodes`` nodes.
