@@ -25,4 +25,5 @@ NAVIGATION: list[NavItem] = [
     NavItem("Dead letters", "delivery_console:dead_letters", "dead_letters"),
     NavItem("Connectors", "connectors_console:list", "connectors"),
     NavItem("API keys", "governance_console:keys", "keys"),
+    NavItem("Project settings", "console:project_settings", "project"),
 ]

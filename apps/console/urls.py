@@ -1,6 +1,6 @@
 from django.urls import path
 
-from apps.console import views
+from apps.console import project_views, views
 
 app_name = "console"
 
@@ -9,4 +9,5 @@ urlpatterns = [
     path("login/", views.LoginView.as_view(), name="login"),
     path("logout/", views.LogoutView.as_view(), name="logout"),
     path("switch-project/", views.switch_project, name="switch_project"),
+    path("project/", project_views.project_settings, name="project_settings"),
 ]

@@ -20,6 +20,15 @@ class Workflow(ProjectScopedModel):
     draft_graph = models.JSONField(default=dict, blank=True)
     # When false, a subscriber with an open journey in this workflow is not entered again.
     allow_reentry = models.BooleanField(default=False)
+    # Every change of the draft graph counts one up. An editor saves against the revision it
+    # last saw, so a second editor working on a stale draft is refused instead of overwriting.
+    draft_revision = models.PositiveIntegerField(default=0)
+    draft_changed_at = models.DateTimeField(null=True, blank=True)
+    draft_changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Who changed it when no user did ("api", a key's name).
+    draft_changed_via = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -29,6 +38,32 @@ class Workflow(ProjectScopedModel):
 
     def __str__(self) -> str:
         return self.key
+
+
+class DraftChange(ProjectScopedModel):
+    """One change of a workflow's draft, kept so it can be undone and redone after a reload.
+
+    The history is linear: undo marks the newest change that is not undone, redo clears
+    the oldest that is; a new change drops every undone one (its redo branch).
+    """
+
+    workflow = models.ForeignKey(Workflow, on_delete=models.CASCADE, related_name="draft_changes")
+    seq = models.PositiveIntegerField()
+    label = models.CharField(max_length=200)
+    graph_before = models.JSONField()
+    graph_after = models.JSONField()
+    undone = models.BooleanField(default=False)
+    made_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    made_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["workflow", "seq"], name="draft_change_unique_seq")]
+        ordering = ["seq"]
+
+    def __str__(self) -> str:
+        return f"{self.workflow_id} #{self.seq} {self.label}"
 
 
 class WorkflowVersion(ProjectScopedModel):

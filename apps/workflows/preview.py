@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -11,7 +12,7 @@ from apps.core.time import is_valid_timezone
 from apps.projects.models import Project
 from apps.workflows.graph import Graph
 from apps.workflows.models import WorkflowVersion
-from apps.workflows.waits import WaitConfigError, resume_at
+from apps.workflows.waits import WaitConfigError, localize, resume_at
 
 
 def wait_preview(
@@ -28,6 +29,28 @@ def wait_preview(
         raise NotFound(f"Version {version.number} has no node {node_id!r}.", field="node")
     if graph.node_type(node_id) != "wait":
         raise ApplicationError(f"Node {node_id!r} is not a wait node.", code="not_a_wait_node", field="node")
+    return {
+        "node": node_id,
+        **wait_preview_config(
+            project=project,
+            config=graph.config(node_id),
+            at=at,
+            external_id=external_id,
+            timezone_name=timezone_name,
+        ),
+    }
+
+
+def wait_preview_config(
+    *,
+    project: Project,
+    config: Mapping[str, Any],
+    at: datetime,
+    external_id: str | None = None,
+    timezone_name: str | None = None,
+) -> dict[str, Any]:
+    """When a wait with ``config`` resumes for someone reaching it at ``at`` (a naive ``at``
+    is a wall-clock time in the timezone the subscriber would be read in)."""
     if timezone_name and not is_valid_timezone(timezone_name):
         raise ApplicationError(
             f"{timezone_name!r} is not an IANA timezone (for example Europe/Lisbon).",
@@ -46,8 +69,10 @@ def wait_preview(
     if not name and project.timezone:
         source, name = "project", project.timezone
     zone = ZoneInfo(name) if name else None
+    if at.tzinfo is None:
+        at = localize(at, zone) if zone else at.replace(tzinfo=ZoneInfo("UTC"))
     try:
-        resumes = resume_at(graph.config(node_id), at, zone)
+        resumes = resume_at(config, at, zone)
         resumes_local = resumes.astimezone(zone).isoformat() if zone else None
     except WaitConfigError as error:
         raise ApplicationError(str(error), code="timezone_required" if zone is None else "invalid_wait") from None
@@ -57,8 +82,7 @@ def wait_preview(
             f"A wait reached at {at.isoformat()} would resume after the year 9999.", code="out_of_range", field="at"
         ) from None
     return {
-        "node": node_id,
-        "config": graph.config(node_id),
+        "config": dict(config),
         "at": at,
         "timezone": name or None,
         "timezone_source": source,

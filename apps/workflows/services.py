@@ -32,10 +32,18 @@ def _invalid_graph(issues: list[Any]) -> ApplicationError:
 
 @transaction.atomic
 def workflow_save_draft(
-    *, project: Project, key: str, name: str | None = None, graph: Any = None, allow_reentry: bool | None = None
+    *,
+    project: Project,
+    key: str,
+    name: str | None = None,
+    graph: Any = None,
+    allow_reentry: bool | None = None,
+    changed_by: Any = None,
+    changed_via: str = "api",
 ) -> tuple[Workflow, bool]:
     """Create the workflow or update its draft. Only the graph's shape is checked here:
-    a draft may be unfinished; the full rules run on publish."""
+    a draft may be unfinished; the full rules run on publish. A changed graph moves the
+    draft's revision on (an editor open on the old one is told) and can be undone."""
     if graph is not None:
         issues = shape_issues(graph)
         if issues:
@@ -46,11 +54,16 @@ def workflow_save_draft(
         workflow = Workflow(project=project, key=key, name=name or key, draft_graph=graph or dict(EMPTY_GRAPH))
     if name is not None:
         workflow.name = name
-    if graph is not None:
-        workflow.draft_graph = graph
     if allow_reentry is not None:
         workflow.allow_reentry = allow_reentry
+    before = workflow.draft_graph
     workflow.save()
+    if graph is not None and not created and graph != before:
+        from apps.workflows.builder.history import draft_record
+
+        draft_record(
+            workflow=workflow, before=before, after=graph, label="Save the draft", user=changed_by, via=changed_via
+        )
     return workflow, created
 
 

@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "wagtail",
     "modelcluster",
     "taggit",
+    "django_htmx",
     # Tidings
     "apps.core",
     "apps.projects",
@@ -74,6 +75,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "apps.core.idempotency.IdempotencyMiddleware",
     "wagtail.contrib.redirects.middleware.RedirectMiddleware",

@@ -46,3 +46,20 @@ def test_the_api_docs_render_under_the_policy(page: Any) -> None:
     page.wait_for_selector("#swagger-ui >> text=Tidings API")
     page.wait_for_selector("#swagger-ui .opblock-tag")  # the operations, from /api/schema/
     assert violations == []
+
+
+def test_htmx_pages_run_under_the_policy(page: Any, project: Any) -> None:
+    violations = watch_for_violations(page)
+    user = MembershipFactory(organization=project.organization, role="owner").user
+    page.goto("/console/login/")
+    page.fill("input[name=username]", user.username)
+    page.fill("input[name=password]", "correct-horse-battery")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/console/")
+    page.goto("/console/subscribers/segments/new/")
+    page.fill("input[name=name]", "VIP")
+    page.fill("input[name='r.g.0.tags']", "vip")  # htmx posts the form for a live count
+    page.wait_for_selector("[data-testid=segment-preview]:has-text('0 subscribers match')")
+    page.click("[data-testid=add-rule]")  # and swaps in the rules builder's new row
+    page.wait_for_selector("input[name='r.g.1.tags']")
+    assert violations == []

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +29,16 @@ def test_segment_preview_then_tagging_a_subscriber_puts_them_in_it(page: Any) ->
 
     page.goto("/console/subscribers/segments/new/")
     page.fill("input[name=name]", "VIP")
-    page.fill("textarea[name=rules]", json.dumps({"op": "and", "groups": [{"all": ["vip"]}]}))
+    page.fill("input[name='r.g.0.tags']", "vip")
     page.wait_for_selector("[data-testid=segment-preview]:has-text('1 subscribers match')")
-    page.fill("textarea[name=rules]", json.dumps({"op": "and", "groups": [{"all": ["vip"]}, {"none": ["vip"]}]}))
+    page.click("[data-testid=add-rule]")
+    page.wait_for_selector("input[name='r.g.1.tags']")
+    page.select_option("select[name='r.g.1.kind']", "none")
+    page.fill("input[name='r.g.1.tags']", "vip")
     page.wait_for_selector("[data-testid=segment-preview]:has-text('both required and excluded')")
-    page.fill("textarea[name=rules]", json.dumps({"op": "and", "groups": [{"all": ["vip"]}]}))
+    page.click("[data-testid=rule-row]:nth-child(2) button[name=_rules]")
+    page.wait_for_selector("input[name='r.g.1.tags']", state="detached")
+    page.wait_for_selector("[data-testid=segment-preview]:has-text('1 subscribers match')")
     page.click("text=Save segment")
     page.wait_for_selector("[data-testid=segments-table] >> text=VIP")
     assert page.inner_text("[data-testid=segments-table] td[data-count]") == "1"

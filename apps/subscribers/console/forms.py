@@ -25,14 +25,14 @@ class TagsForm(forms.Form):
 
 
 class SegmentForm(forms.Form):
+    """The name; the rules come from the rule builder's rows (or, from a script, as JSON)."""
+
     name = forms.CharField(max_length=200)
-    rules = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}),
-        initial=json.dumps({"op": "and", "groups": [{"all": ["vip"]}]}, indent=2),
-        help_text='{"op": "and"|"or", "groups": [{"all": [...]}, {"any": [...]}, {"none": [...]}, {"op": ...}]}',
-    )
+    rules = forms.CharField(required=False, widget=forms.HiddenInput)
 
     def clean_rules(self) -> Any:
+        if not self.cleaned_data.get("rules"):
+            return None
         try:
             return json.loads(self.cleaned_data["rules"])
         except ValueError as exc:

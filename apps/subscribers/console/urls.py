@@ -10,6 +10,7 @@ urlpatterns = [
     path("segments/", views.segment_list, name="segments"),
     path("segments/new/", views.segment_edit, name="segment_new"),
     path("segments/preview/", views.segment_preview, name="segment_preview"),
+    path("segments/rules/", views.segment_rules, name="segment_rules"),
     path("segments/<int:segment_id>/", views.segment_edit, name="segment_edit"),
     path("segments/<int:segment_id>/delete/", views.segment_remove, name="segment_delete"),
     path("imports/", views.import_list, name="imports"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from django.contrib import messages
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -13,6 +14,7 @@ from apps.console.access import console_page, require_role
 from apps.core.errors import ApplicationError
 from apps.subscribers import selectors
 from apps.subscribers.console.forms import ImportForm, SegmentForm, SubscriberFilterForm, TagsForm
+from apps.subscribers.console.rules_builder import rules_action, rules_from_post, rules_tree
 from apps.subscribers.models import ImportJob, Segment, Subscriber
 from apps.subscribers.services import (
     import_create,
@@ -127,21 +129,27 @@ def segment_edit(request: HttpRequest, segment_id: int | None = None) -> HttpRes
         segment = Segment.objects.for_project(project).filter(pk=segment_id).first()
         if segment is None:
             raise Http404("No such segment in this project.")
-    initial = {"name": segment.name, "rules": json.dumps(segment.rules, indent=2)} if segment else None
-    form = SegmentForm(initial=initial)
+    form = SegmentForm(initial={"name": segment.name} if segment else None)
+    rules: Any = segment.rules if segment else DEFAULT_RULES
+    rules_error = ""
     status = 200
     if request.method == "POST":
         require_role(request, EDITOR_ROLES)
         form = SegmentForm(request.POST)
+        rules = rules_from_post(request.POST)
         if form.is_valid():
             data = form.cleaned_data
+            rules = data["rules"] if data["rules"] is not None else rules
             try:
                 if segment is None:
-                    segment = segment_create(project=project, name=data["name"], rules=data["rules"])
+                    segment = segment_create(project=project, name=data["name"], rules=rules)
                 else:
-                    segment_update(project=project, segment=segment, name=data["name"], rules=data["rules"])
+                    segment_update(project=project, segment=segment, name=data["name"], rules=rules)
             except ApplicationError as exc:
-                form.add_error("name" if exc.field == "name" else "rules", f"{exc.message} ({exc.field})")
+                if exc.field == "name":
+                    form.add_error("name", exc.message)
+                else:
+                    rules_error = f"{exc.message} ({exc.field})"
             else:
                 messages.success(request, f"Segment “{segment.name}” saved.")
                 return redirect("subscribers_console:segments")
@@ -150,9 +158,45 @@ def segment_edit(request: HttpRequest, segment_id: int | None = None) -> HttpRes
     return render(
         request,
         "subscribers/segment_edit.html",
-        {"section": "segments", "segment": segment, "form": form, "count": count},
+        {
+            "section": "segments",
+            "segment": segment,
+            "form": form,
+            "count": count,
+            "tree": rules_tree(rules),
+            "rules_error": rules_error,
+            "tags": _tag_names(project),
+            "can_edit": request.membership.role in EDITOR_ROLES,  # type: ignore[attr-defined]
+        },
         status=status,
     )
+
+
+DEFAULT_RULES = {"op": "and", "groups": [{"all": []}]}
+
+
+def _tag_names(project: Any) -> list[str]:
+    from apps.subscribers.models import Tag
+
+    return list(Tag.objects.for_project(project).order_by("name").values_list("name", flat=True)[:1000])
+
+
+@require_POST
+@console_page
+def segment_rules(request: HttpRequest) -> HttpResponse:
+    """Redraw the rule builder with a rule or group added or removed; nothing is saved."""
+    require_role(request, EDITOR_ROLES)
+    rules = rules_action(rules_from_post(request.POST), str(request.POST.get("_rules", "")))
+    context = {"tree": rules_tree(rules), "tags": _tag_names(request.project), "can_edit": True}  # type: ignore[attr-defined]
+    context.update(_count(request.project, rules))  # type: ignore[attr-defined]
+    return render(request, "subscribers/_rules_builder.html", context)
+
+
+def _count(project: Any, rules: Any) -> dict[str, Any]:
+    try:
+        return {"preview_count": segment_count_preview(project=project, rules=rules)}
+    except ApplicationError as exc:
+        return {"preview_error": f"{exc.message}{f' ({exc.field})' if exc.field else ''}"}
 
 
 @require_POST
@@ -170,8 +214,14 @@ def segment_remove(request: HttpRequest, segment_id: int) -> HttpResponse:
 
 @require_POST
 @console_page
-def segment_preview(request: HttpRequest) -> JsonResponse:
-    """Live count for the editor: how many subscribers the typed rules match now."""
+def segment_preview(request: HttpRequest) -> HttpResponse:
+    """Live count for the editor: how many subscribers the typed rules match now. The rule
+    builder posts its rows and gets the count line; a JSON body gets JSON."""
+    if not request.content_type.startswith("application/json"):
+        context = _count(request.project, rules_from_post(request.POST))  # type: ignore[attr-defined]
+        return render(
+            request, "subscribers/_segment_count.html", context, status=422 if "preview_error" in context else 200
+        )
     try:
         rules = json.loads(request.body or b"null")
         count = segment_count_preview(project=request.project, rules=rules)  # type: ignore[attr-defined]

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from apps.workflows.console import views
 
@@ -6,6 +6,7 @@ app_name = "workflows_console"
 
 urlpatterns = [
     path("", views.workflow_list, name="list"),
+    path("", include("apps.workflows.console.builder_urls")),
     path("executions/<int:execution_id>/", views.execution_detail, name="execution"),
     path("executions/<int:execution_id>/cancel", views.execution_cancel, name="execution_cancel"),
     path("journeys/<int:journey_id>/", views.journey_detail, name="journey"),

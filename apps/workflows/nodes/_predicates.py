@@ -32,6 +32,8 @@ PREDICATE_SCHEMA: dict[str, Any] = {
 }
 
 PREDICATES_SCHEMA: dict[str, Any] = {"type": "array", "minItems": 1, "maxItems": 20, "items": PREDICATE_SCHEMA}
+# How the predicates combine: every one holds (the default), at least one, or none.
+MATCH_SCHEMA: dict[str, Any] = {"enum": ["all", "any", "none"]}
 
 
 def _key(predicate: Mapping[str, Any]) -> tuple[str, str]:
@@ -64,18 +66,19 @@ class PredicateState:
         self.tags = ctx.tags(ids) if ops & {"has_tag", "lacks_tag"} else {}
         self.segments = ctx.segments(ids) if ops & {"in_segment", "not_in_segment"} else {}
 
-    def all_hold(self, predicates: Sequence[Mapping[str, Any]], subscriber_id: int) -> bool:
-        for predicate in predicates:
-            op = predicate["op"]
-            if op in ("has_tag", "lacks_tag"):
-                present = predicate["tag"] in self.tags.get(subscriber_id, set())
-                wanted = op == "has_tag"
-            else:
-                present = predicate["segment"] in self.segments.get(subscriber_id, set())
-                wanted = op == "in_segment"
-            if present != wanted:
-                return False
-        return True
+    def holds(self, predicates: Sequence[Mapping[str, Any]], subscriber_id: int, match: str = "all") -> bool:
+        results = (self._holds(predicate, subscriber_id) for predicate in predicates)
+        if match == "any":
+            return any(results)
+        if match == "none":
+            return not any(results)
+        return all(results)
+
+    def _holds(self, predicate: Mapping[str, Any], subscriber_id: int) -> bool:
+        op = predicate["op"]
+        if op in ("has_tag", "lacks_tag"):
+            return (predicate["tag"] in self.tags.get(subscriber_id, set())) == (op == "has_tag")
+        return (predicate["segment"] in self.segments.get(subscriber_id, set())) == (op == "in_segment")
 
 
 def predicate_references(predicates: Sequence[Mapping[str, Any]]) -> References:

@@ -39,7 +39,11 @@ class SendNode(NodeType):
         return self.channel
 
     def references(self, config: Mapping[str, Any]) -> References:
-        return References(templates=[(str(config.get("template", "")), self.template_channel(config))])
+        connector = config.get("connector")
+        return References(
+            templates=[(str(config.get("template", "")), self.template_channel(config))],
+            connectors=[(connector, self.template_channel(config))] if connector else [],
+        )
 
     def destinations(self, config: Mapping[str, Any], info: SubscriberInfo, ctx: BatchContext) -> list[str]:
         raise NotImplementedError
@@ -85,9 +89,10 @@ class SendNode(NodeType):
                         origin_kind=ORIGIN_KIND,
                         origin_id=str(step.id),
                         template_version_id=version_id,
-                        context={"subscriber": _subscriber_context(info)},
+                        context={"subscriber": subscriber_render_context(info)},
                         subscriber_id=step.subscriber_id,
                         category=str(config.get("category") or ""),
+                        connector_id=config.get("connector") or None,
                     )
                 )
             outcomes[step.id] = Outcome.wait(until, reason="awaiting_delivery", deliveries=len(addresses))
@@ -111,7 +116,7 @@ class SendNode(NodeType):
         return outcomes
 
 
-def _subscriber_context(info: SubscriberInfo) -> dict[str, Any]:
+def subscriber_render_context(info: SubscriberInfo) -> dict[str, Any]:
     return {
         "external_id": info.external_id,
         "email": info.email,
@@ -128,6 +133,8 @@ def base_schema(**extra: Any) -> dict[str, Any]:
         "required": ["template", *extra.pop("_required", [])],
         "properties": {
             "template": TEMPLATE_PROPERTY,
+            # A connector of the project's for this channel; without one, the channel's default.
+            "connector": {"type": "integer", "minimum": 1},
             "lane": LANE_PROPERTY,
             "category": {"type": "string", "maxLength": 64},
             **extra,

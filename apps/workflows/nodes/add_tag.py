@@ -10,5 +10,7 @@ from apps.workflows.nodes.base import register_node
 class AddTagNode(TaggingNode):
     type = "add_tag"
     label = "Add tag"
+    description = "Adds tags to the subscriber, creating them in the project if new."
+    starter_config = {"tags": []}
     adds = True
     example_config = {"tags": ["onboarded"]}

@@ -112,11 +112,28 @@ class References:
     templates: list[tuple[str, str]] = field(default_factory=list)  # (key, channel)
     tags: list[str] = field(default_factory=list)
     segments: list[int] = field(default_factory=list)
+    connectors: list[tuple[int, str]] = field(default_factory=list)  # (id, channel)
+
+
+_VALIDATORS: dict[int, tuple[dict[str, Any], Any]] = {}
+
+
+def schema_validator(schema: dict[str, Any]) -> Any:
+    """One validator per long-lived schema (a node type's, the graph's): building one costs
+    more than validating a small config with it."""
+    cached = _VALIDATORS.get(id(schema))
+    if cached is None or cached[0] is not schema:
+        cached = _VALIDATORS[id(schema)] = (schema, jsonschema.Draft202012Validator(schema))
+    return cached[1]
 
 
 class NodeType:
     type: ClassVar[str]
     label: ClassVar[str]
+    # One sentence for the builder's palette: what the node does to a subscriber.
+    description: ClassVar[str] = ""
+    # What a node added in the builder starts with; it may be incomplete (a draft is).
+    starter_config: ClassVar[dict[str, Any]] = {}
     schema: ClassVar[dict[str, Any]] = {"type": "object", "additionalProperties": False, "properties": {}}
     example_config: ClassVar[dict[str, Any]] = {}
     # A path may finish here (end, stop): no outgoing edges allowed.
@@ -134,7 +151,7 @@ class NodeType:
 
     def config_issues(self, node_id: str, config: Mapping[str, Any]) -> list[GraphIssue]:
         """Schema errors, then rules a schema cannot say (duplicates, impossible dates)."""
-        validator = jsonschema.Draft202012Validator(self.schema)
+        validator = schema_validator(self.schema)
         issues = [
             GraphIssue(
                 "invalid_config",

@@ -14,6 +14,8 @@ from apps.workflows.nodes.base import register_node
 class ChatNode(SendNode):
     type = "chat"
     label = "Chat"
+    description = "Sends a WhatsApp, Slack or Teams message."
+    starter_config = {"channel": "whatsapp"}
     channel = "whatsapp"
     schema = base_schema(
         _required=["channel"],

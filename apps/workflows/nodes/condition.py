@@ -1,4 +1,4 @@
-"""Tag predicates that must all hold: leaves by "yes" or "no"."""
+"""Tag and segment predicates (all, any or none of them hold): leaves by "yes" or "no"."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from apps.workflows.nodes._predicates import (
+    MATCH_SCHEMA,
     PREDICATES_SCHEMA,
     PredicateState,
     predicate_issues,
@@ -18,11 +19,13 @@ from apps.workflows.nodes.base import GraphIssue, NodeBatch, NodeType, Outcome, 
 class ConditionNode(NodeType):
     type = "condition"
     label = "Condition"
+    description = "Checks tags and segments when the subscriber arrives: leaves by yes or no."
+    starter_config = {"predicates": []}
     schema = {
         "type": "object",
         "additionalProperties": False,
         "required": ["predicates"],
-        "properties": {"predicates": PREDICATES_SCHEMA},
+        "properties": {"match": MATCH_SCHEMA, "predicates": PREDICATES_SCHEMA},
     }
     example_config = {"predicates": [{"op": "has_tag", "tag": "vip"}, {"op": "lacks_tag", "tag": "churned"}]}
 
@@ -37,9 +40,9 @@ class ConditionNode(NodeType):
 
     def execute(self, batch: NodeBatch) -> dict[int, Outcome]:
         # Read now, not when the journey started: a tag added a moment ago counts.
-        predicates = batch.config["predicates"]
+        predicates, match = batch.config["predicates"], str(batch.config.get("match") or "all")
         state = PredicateState(batch.ctx, (step.subscriber_id for step in batch.steps), predicates)
         return {
-            step.id: Outcome.follow("yes" if state.all_hold(predicates, step.subscriber_id) else "no")
+            step.id: Outcome.follow("yes" if state.holds(predicates, step.subscriber_id, match) else "no")
             for step in batch.steps
         }

@@ -14,6 +14,7 @@ from apps.workflows.nodes.base import register_node
 class EmailNode(SendNode):
     type = "email"
     label = "Email"
+    description = "Sends an email from a project template to the subscriber's address."
     channel = "email"
     schema = base_schema()
     example_config = {"template": "welcome-email"}

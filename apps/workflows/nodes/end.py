@@ -9,6 +9,7 @@ from apps.workflows.nodes.base import NodeBatch, NodeType, Outcome, register_nod
 class EndNode(NodeType):
     type = "end"
     label = "End"
+    description = "This path is finished; the journey completes once no path is left open."
     terminal = True
 
     def execute(self, batch: NodeBatch) -> dict[int, Outcome]:

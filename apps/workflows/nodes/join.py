@@ -9,6 +9,7 @@ from apps.workflows.nodes.base import NodeBatch, NodeType, Outcome, register_nod
 class JoinNode(NodeType):
     type = "join"
     label = "Join"
+    description = "Merges branches: a subscriber continues once, however many branches arrive."
 
     def execute(self, batch: NodeBatch) -> dict[int, Outcome]:
         # The runner holds the journeys' locks for the batch, so no other arrival of the

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from apps.workflows.nodes._predicates import (
+    MATCH_SCHEMA,
     PREDICATES_SCHEMA,
     PredicateState,
     predicate_issues,
@@ -20,6 +21,8 @@ DEFAULT = "default"
 class MultiConditionNode(NodeType):
     type = "multi_condition"
     label = "Multi-condition"
+    description = "Ordered cases of tag and segment checks: the first that holds wins, else default."
+    starter_config = {"cases": [{"handle": "case-1", "predicates": []}]}
     schema = {
         "type": "object",
         "additionalProperties": False,
@@ -35,6 +38,7 @@ class MultiConditionNode(NodeType):
                     "required": ["handle", "predicates"],
                     "properties": {
                         "handle": {"type": "string", "pattern": "^[a-z0-9_-]{1,32}$"},
+                        "match": MATCH_SCHEMA,
                         "predicates": PREDICATES_SCHEMA,
                     },
                 },
@@ -84,6 +88,13 @@ class MultiConditionNode(NodeType):
         outcomes = {}
         for step in batch.steps:
             sid = step.subscriber_id
-            handle = next((case["handle"] for case in cases if state.all_hold(case["predicates"], sid)), DEFAULT)
+            handle = next(
+                (
+                    case["handle"]
+                    for case in cases
+                    if state.holds(case["predicates"], sid, str(case.get("match") or "all"))
+                ),
+                DEFAULT,
+            )
             outcomes[step.id] = Outcome.follow(handle)
         return outcomes

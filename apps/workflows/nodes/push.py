@@ -14,6 +14,7 @@ from apps.workflows.nodes.base import register_node
 class PushNode(SendNode):
     type = "push"
     label = "Push"
+    description = "Sends a push to every active device of the subscriber."
     channel = "push"
     schema = base_schema()
     example_config = {"template": "welcome-push"}

@@ -10,5 +10,7 @@ from apps.workflows.nodes.base import register_node
 class RemoveTagNode(TaggingNode):
     type = "remove_tag"
     label = "Remove tag"
+    description = "Removes tags from the subscriber."
+    starter_config = {"tags": []}
     adds = False
     example_config = {"tags": ["trial"]}

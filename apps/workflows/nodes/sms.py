@@ -14,6 +14,7 @@ from apps.workflows.nodes.base import register_node
 class SmsNode(SendNode):
     type = "sms"
     label = "SMS"
+    description = "Sends a text message to the subscriber's phone number."
     channel = "sms"
     schema = base_schema()
     example_config = {"template": "reminder-sms"}

@@ -9,6 +9,7 @@ from apps.workflows.nodes.base import NodeBatch, NodeType, Outcome, register_nod
 class StartNode(NodeType):
     type = "start"
     label = "Start"
+    description = "Where every journey begins: each subscriber entered starts here."
 
     def execute(self, batch: NodeBatch) -> dict[int, Outcome]:
         return {step.id: Outcome.follow() for step in batch.steps}

@@ -9,6 +9,7 @@ from apps.workflows.nodes.base import NodeBatch, NodeType, Outcome, register_nod
 class StopNode(NodeType):
     type = "stop"
     label = "Stop"
+    description = "Ends the subscriber's whole journey here, cancelling any other branch still open."
     terminal = True
     schema = {
         "type": "object",

@@ -16,6 +16,8 @@ _UNIT = {"type": "integer", "minimum": 0, "maximum": 100000}
 class WaitNode(NodeType):
     type = "wait"
     label = "Wait"
+    description = "Pauses for a duration, or until a local time, weekday, day of the month or date."
+    starter_config = {"mode": "duration", "days": 1}
     waits_for_time = True
     schema = {
         "type": "object",

@@ -14,6 +14,7 @@ from apps.workflows.nodes.base import register_node
 class WebhookNode(SendNode):
     type = "webhook"
     label = "Webhook"
+    description = "Calls a URL with a body rendered from a template."
     channel = "webhook"
     schema = base_schema(_required=["url"], url={"type": "string", "pattern": "^https?://", "maxLength": 2000})
     example_config = {"template": "crm-sync", "url": "https://example.com/hooks/tidings"}
