@@ -158,11 +158,19 @@ def _service_user() -> tuple[int, int] | None:
     try:
         entry = pwd.getpwnam(PG_SYSTEM_USER)
     except KeyError:
-        subprocess.run(
-            ["useradd", "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
-             "--shell", "/usr/sbin/nologin", PG_SYSTEM_USER],
-            check=True, capture_output=True,
-        )  # fmt: skip
+        try:
+            subprocess.run(
+                ["useradd", "--system", "--user-group", "--no-create-home", "--home-dir", "/nonexistent",
+                 "--shell", "/usr/sbin/nologin", PG_SYSTEM_USER],
+                check=True, capture_output=True, text=True,
+            )  # fmt: skip
+        except (OSError, subprocess.CalledProcessError) as exc:
+            # PostgreSQL refuses to run as root, so without this user there is no server.
+            detail = getattr(exc, "stderr", "") or str(exc)
+            raise EmbeddedError(
+                f"PostgreSQL cannot run as root and the system user {PG_SYSTEM_USER!r} could not be created"
+                f" ({detail.strip()}): create it, or run as an ordinary user."
+            ) from None
         entry = pwd.getpwnam(PG_SYSTEM_USER)
     return entry.pw_uid, entry.pw_gid
 
@@ -196,7 +204,12 @@ def _postmaster_pid(pgdata: Path) -> int | None:
     try:
         pid = int((pgdata / "postmaster.pid").read_text().split()[0])
         os.kill(pid, 0)
+        # After a crash or a reboot the pid may belong to something else by now (this very
+        # run included): only a postgres process counts as the owner.
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
     except (OSError, ValueError, IndexError):
+        return None
+    if pid in (os.getpid(), os.getppid()) or b"postgres" not in command:
         return None
     return pid
 
@@ -431,6 +444,8 @@ def main(argv: list[str]) -> int:
             child = subprocess.Popen(command, env=env, preexec_fn=_die_with_parent(signal.SIGTERM))
             # A Ctrl-C reaches the command too: let it finish its own way, then stop the servers.
             signal.signal(signal.SIGINT, signal.SIG_IGN)
+            # A SIGTERM is passed on, and the servers stop only once the command has ended.
+            signal.signal(signal.SIGTERM, lambda *_: child.terminate())
             return child.wait()
     except EmbeddedError as exc:
         sys.stderr.write(f"ERROR: {exc}\n")

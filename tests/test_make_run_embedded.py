@@ -462,7 +462,8 @@ def test_data_locked_by_a_running_postgres_is_one_clear_line(tmp_path: Path) -> 
     pgdata = tmp_path / "postgres"
     pgdata.mkdir()
     (pgdata / "PG_VERSION").write_text("18\n")
-    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    # Only a process that runs postgres counts as the owner of postmaster.pid.
+    holder = subprocess.Popen(["bash", "-c", "exec -a postgres sleep 60"])
     try:
         (pgdata / "postmaster.pid").write_text(f"{holder.pid}\n{pgdata}\n")
         line = _fails_at_once(tmp_path)
@@ -473,6 +474,27 @@ def test_data_locked_by_a_running_postgres_is_one_clear_line(tmp_path: Path) -> 
         f"CommandError: {pgdata} is locked by a PostgreSQL still running as pid {holder.pid}: "
         f"stop it (kill {holder.pid}), then retry."
     )
+
+
+def test_a_postmaster_pid_now_owned_by_another_program_is_stale(tmp_path: Path) -> None:
+    from config import embedded
+
+    (tmp_path / "postmaster.pid").write_text(f"{os.getpid()}\n{tmp_path}\n")
+    assert embedded._postmaster_pid(tmp_path) is None  # this very run
+    other = subprocess.Popen(["sleep", "60"])
+    try:
+        (tmp_path / "postmaster.pid").write_text(f"{other.pid}\n{tmp_path}\n")
+        assert embedded._postmaster_pid(tmp_path) is None  # a pid reused after a reboot
+    finally:
+        other.kill()
+        other.wait()
+    looks_like_postgres = subprocess.Popen(["bash", "-c", "exec -a postgres sleep 60"])
+    try:
+        (tmp_path / "postmaster.pid").write_text(f"{looks_like_postgres.pid}\n{tmp_path}\n")
+        assert embedded._postmaster_pid(tmp_path) == looks_like_postgres.pid
+    finally:
+        looks_like_postgres.kill()
+        looks_like_postgres.wait()
 
 
 @pytest.mark.parametrize(

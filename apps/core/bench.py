@@ -14,6 +14,12 @@ from django.core.management.base import BaseCommand
 
 def bench_database_prepare() -> None:
     """Create the settings' database when the server lacks it, then apply the migrations."""
+    bench_database_create()
+    call_command("migrate", interactive=False, verbosity=0)
+
+
+def bench_database_create() -> bool:
+    """Create the settings' database when the server lacks it; answers whether it did."""
     import psycopg
 
     db = settings.DATABASES["default"]
@@ -25,9 +31,10 @@ def bench_database_prepare() -> None:
     if db.get("PASSWORD"):
         params["password"] = db["PASSWORD"]
     with psycopg.connect(dbname="postgres", autocommit=True, **params) as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [db["NAME"]]).fetchone():
-            conn.execute(f'CREATE DATABASE "{db["NAME"]}"')
-    call_command("migrate", interactive=False, verbosity=0)
+        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [db["NAME"]]).fetchone():
+            return False
+        conn.execute(f'CREATE DATABASE "{db["NAME"]}"')
+    return True
 
 
 class BenchCommand(BaseCommand):
