@@ -331,6 +331,9 @@ TIDINGS_DISPATCH_BULK_BATCH_SIZE = env_int("TIDINGS_DISPATCH_BULK_BATCH_SIZE", 2
 TIDINGS_DISPATCH_CLAIM_TTL_SECONDS = env_int("TIDINGS_DISPATCH_CLAIM_TTL_SECONDS", 120)
 TIDINGS_DISPATCH_RUN_SECONDS = env_int("TIDINGS_DISPATCH_RUN_SECONDS", 20)
 TIDINGS_DELIVERY_ATTEMPT_BUDGET = env_int("TIDINGS_DELIVERY_ATTEMPT_BUDGET", 5)
+# A row whose batch was claimed this many times without finishing (its worker crashed or
+# was killed each time) is taken out and dead-lettered as "poison", in every batch engine.
+TIDINGS_POISON_AFTER_CRASHES = env_int("TIDINGS_POISON_AFTER_CRASHES", 3)
 TIDINGS_RETRY_POLICY = {
     "default": {
         "base_seconds": env_int("TIDINGS_RETRY_BASE_MS", 5000) / 1000,
