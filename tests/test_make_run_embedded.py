@@ -476,27 +476,6 @@ def test_data_locked_by_a_running_postgres_is_one_clear_line(tmp_path: Path) -> 
     )
 
 
-def test_a_postmaster_pid_now_owned_by_another_program_is_stale(tmp_path: Path) -> None:
-    from config import embedded
-
-    (tmp_path / "postmaster.pid").write_text(f"{os.getpid()}\n{tmp_path}\n")
-    assert embedded._postmaster_pid(tmp_path) is None  # this very run
-    other = subprocess.Popen(["sleep", "60"])
-    try:
-        (tmp_path / "postmaster.pid").write_text(f"{other.pid}\n{tmp_path}\n")
-        assert embedded._postmaster_pid(tmp_path) is None  # a pid reused after a reboot
-    finally:
-        other.kill()
-        other.wait()
-    looks_like_postgres = subprocess.Popen(["bash", "-c", "exec -a postgres sleep 60"])
-    try:
-        (tmp_path / "postmaster.pid").write_text(f"{looks_like_postgres.pid}\n{tmp_path}\n")
-        assert embedded._postmaster_pid(tmp_path) == looks_like_postgres.pid
-    finally:
-        looks_like_postgres.kill()
-        looks_like_postgres.wait()
-
-
 @pytest.mark.parametrize(
     ("variable", "message"),
     [
