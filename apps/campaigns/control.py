@@ -1,7 +1,8 @@
 """The control loop beat runs every couple of seconds, once (a Redis lock), never per worker:
 
-- AIMD: one target rate per provider account, written to the account's shared token
-  bucket, moved by what the dispatcher counted (accepted vs throttled) since last tick;
+- AIMD: one target rate per running campaign, written to the campaign's own token bucket
+  (never the provider account's), moved by what the dispatcher counted on the campaign's
+  account (accepted vs throttled) since last tick;
 - samples: a point per running campaign for the throughput chart and the breaker window;
 - the reputation breaker: bounce/complaint rates over the sliding window pause a campaign.
 """
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from decimal import Decimal
 
+from django.db import transaction
 from django.utils import timezone
 
 from apps.campaigns import rate as ratelimit
@@ -31,7 +33,6 @@ from apps.delivery.redis_client import get_redis
 log = logging.getLogger(__name__)
 
 LOCK_KEY = "tidings:campaigns:control-lock"
-AIMD_KEY = "tidings:campaigns:aimd:{account}"
 
 
 def settings_for(project_id: int) -> CampaignSettings:
@@ -53,29 +54,33 @@ def _params(campaign: Campaign, conf: CampaignSettings) -> AimdParams:
     )
 
 
-def rate_read(account: str) -> tuple[float, float]:
-    """(target, measured) messages/s for a provider account; 0 when never set."""
-    raw = get_redis().hmget(AIMD_KEY.format(account=account), "target", "current")
-    return float(raw[0] or 0), float(raw[1] or 0)
+def rate_read(campaign: Campaign) -> float:
+    """The campaign's AIMD target in messages/s; 0 before it first ran."""
+    target = CampaignStats.objects.filter(campaign=campaign).values_list("target_rate", flat=True).first()
+    return float(target or 0)
 
 
-def rate_write(account: str, *, target: float, current: float) -> None:
-    get_redis().hset(AIMD_KEY.format(account=account), mapping={"target": target, "current": current})
-    ratelimit.bucket_set_rate(account, target)
+def rate_write(campaign: Campaign, *, target: float) -> None:
+    # Only while it runs: a tick that loaded the campaign just before a pause or cancel
+    # committed must not bring back the bucket the stop deleted.
+    running = CampaignStats.objects.filter(campaign=campaign, campaign__state=CampaignState.RUNNING)
+    if running.update(target_rate=target):
+        ratelimit.campaign_bucket_set(campaign.project_id, campaign.pk, target)
 
 
 def rate_prepare(campaign: Campaign) -> None:
-    """A campaign starting on an account nobody has tuned yet begins at its initial rate."""
+    """A campaign (re)starting sends at its initial rate, or where AIMD had taken it before
+    a pause, within its ceiling."""
     conf = settings_for(campaign.project_id)
-    account = account_of(campaign)
-    target, current = rate_read(account)
     params = _params(campaign, conf)
-    initial = float(campaign.initial_rate or conf.initial_rate)
-    if target <= 0:
-        target = initial
-    target = max(params.min_rate, min(params.max_rate, target))
-    rate_write(account, target=target, current=current)
-    CampaignStats.objects.filter(campaign=campaign).update(target_rate=target)
+    target = rate_read(campaign) or float(campaign.initial_rate or conf.initial_rate)
+    rate_write(campaign, target=max(params.min_rate, min(params.max_rate, target)))
+
+
+def rate_release(campaign: Campaign) -> None:
+    """Once the transaction that stops the campaign commits, its limit stops applying."""
+    project_id, campaign_id = campaign.project_id, campaign.pk
+    transaction.on_commit(lambda: ratelimit.campaign_bucket_clear(project_id, campaign_id))
 
 
 @dataclass
@@ -96,19 +101,27 @@ def control_tick() -> TickReport | None:
         redis.delete(LOCK_KEY)
 
 
+_legacy_checked = False
+
+
 def _tick() -> TickReport:
+    global _legacy_checked
+    if not _legacy_checked:
+        if cleared := ratelimit.legacy_account_overrides_clear():
+            log.warning("gave %s provider accounts back their configured rate", cleared)
+        _legacy_checked = True
     report = TickReport()
     running = list(Campaign.objects.filter(state=CampaignState.RUNNING).select_related("connector"))
-    by_account: dict[str, list[Campaign]] = {}
+    counters: dict[str, dict[str, float]] = {}
     for campaign in running:
-        by_account.setdefault(account_of(campaign), []).append(campaign)
-    for account, campaigns in by_account.items():
-        aimd_step(account, campaigns)
-        report.accounts += 1
+        account = account_of(campaign)
+        if account not in counters:
+            counters[account] = ratelimit.account_counters(account)
+        aimd_step(campaign, counters[account])
+    report.accounts = len(counters)
     now = timezone.now()
     for campaign in running:
-        target, _ = rate_read(account_of(campaign))
-        sample_record(campaign, target=target, now=now)
+        sample_record(campaign, target=rate_read(campaign), now=now)
         report.campaigns += 1
         if breaker_check(campaign, now=now):
             report.tripped += 1
@@ -127,30 +140,22 @@ def _maybe_finished(campaign: Campaign) -> bool:
     return (pending or 0) <= 0 and not CampaignChunk.objects.filter(campaign=campaign, done=False).exists()
 
 
-def aimd_step(account: str, campaigns: list[Campaign]) -> float:
-    """Apply one AIMD decision to the account from the dispatcher's counters since last tick."""
-    counters = ratelimit.account_counters(account)
+def aimd_step(campaign: Campaign, counters: dict[str, float]) -> float:
+    """Apply one AIMD decision to the campaign from its account's counters since last tick."""
     ok, throttled = int(counters.get("ok", 0)), int(counters.get("throttled", 0))
-    target, _ = rate_read(account)
-    # The tightest ceiling among the campaigns sharing the account wins.
-    params = min((_params(c, settings_for(c.project_id)) for c in campaigns), key=lambda p: p.max_rate)
-    if target <= 0:
-        target = float(campaigns[0].initial_rate or settings_for(campaigns[0].project_id).initial_rate)
-    decision = aimd_next(target, ok=ok, throttled=throttled, params=params)
-    elapsed = max(float(counters.get("seconds", 0)) or 1.0, 0.001)
-    current = ok / elapsed
-    rate_write(account, target=decision.target_rate, current=current)
-    for campaign in campaigns:
-        CampaignStats.objects.filter(campaign=campaign).update(target_rate=decision.target_rate)
-        if decision.action == "decrease":
-            CampaignEvent.objects.create(
-                project_id=campaign.project_id,
-                campaign=campaign,
-                kind=CampaignEvent.Kind.RATE,
-                message=f"Throttled ({throttled} of {ok + throttled}): target rate {target:.0f} → "
-                f"{decision.target_rate:.0f}/s.",
-                data={"from": target, "to": decision.target_rate, "ok": ok, "throttled": throttled},
-            )
+    conf = settings_for(campaign.project_id)
+    target = rate_read(campaign) or float(campaign.initial_rate or conf.initial_rate)
+    decision = aimd_next(target, ok=ok, throttled=throttled, params=_params(campaign, conf))
+    rate_write(campaign, target=decision.target_rate)
+    if decision.action == "decrease":
+        CampaignEvent.objects.create(
+            project_id=campaign.project_id,
+            campaign=campaign,
+            kind=CampaignEvent.Kind.RATE,
+            message=f"Throttled ({throttled} of {ok + throttled}): target rate {target:.0f} → "
+            f"{decision.target_rate:.0f}/s.",
+            data={"from": target, "to": decision.target_rate, "ok": ok, "throttled": throttled},
+        )
     return decision.target_rate
 
 

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from apps.campaigns import ledger
+from apps.campaigns import control, ledger
 from apps.campaigns.audience import audience_bounds, chunk_ranges
 from apps.campaigns.models import Campaign, CampaignChunk, CampaignEvent, CampaignState, CampaignStats
 from apps.campaigns.services import campaign_event
@@ -128,8 +128,6 @@ def campaign_start(*, campaign: Campaign) -> Campaign:
 
 
 def _begin(campaign: Campaign, *, count: int, low: int, high: int, now: datetime) -> Campaign:
-    from apps.campaigns import control
-
     ranges = chunk_ranges(low, high, chunk_size())
     CampaignChunk.objects.bulk_create(
         [
@@ -181,6 +179,7 @@ def campaign_pause(*, campaign: Campaign, reason: str = "Paused by hand.") -> Ca
     campaign.pause_reason = reason[:500]
     campaign.paused_at = timezone.now()
     campaign.save(update_fields=["state", "pause_reason", "paused_at", "updated_at"])
+    control.rate_release(campaign)
     campaign_event(campaign, CampaignEvent.Kind.STATE, f"Paused: {reason} ({held} waiting deliveries held).")
     return campaign
 
@@ -202,6 +201,7 @@ def campaign_resume(*, campaign: Campaign) -> Campaign:
     # trip it again at once.
     campaign.breaker_since = now
     campaign.save(update_fields=["state", "pause_reason", "paused_at", "breaker_since", "updated_at"])
+    control.rate_prepare(campaign)
     campaign_event(campaign, CampaignEvent.Kind.STATE, f"Resumed: {released} deliveries back in the queue.")
     queue_chunks(
         campaign, list(CampaignChunk.objects.filter(campaign=campaign, done=False).values_list("pk", flat=True))
@@ -224,6 +224,7 @@ def campaign_cancel(*, campaign: Campaign, reason: str = "Cancelled by hand.") -
     campaign.state = CampaignState.CANCELLED
     campaign.finished_at = timezone.now()
     campaign.save(update_fields=["state", "finished_at", "updated_at"])
+    control.rate_release(campaign)
     campaign_event(campaign, CampaignEvent.Kind.STATE, f"Cancelled: {reason} ({cancelled} waiting deliveries kept).")
     return campaign
 
@@ -245,6 +246,7 @@ def campaign_retry(*, campaign: Campaign) -> int:
         campaign.state = CampaignState.RUNNING
         campaign.finished_at = None
         campaign.save(update_fields=["state", "finished_at", "updated_at"])
+        control.rate_prepare(campaign)
     campaign_event(campaign, CampaignEvent.Kind.RETRY, f"{moved} dead letters queued again.")
     if not paused:
         _wake_bulk()

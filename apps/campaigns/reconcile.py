@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from apps.campaigns import ledger
+from apps.campaigns import control, ledger
 from apps.campaigns.lifecycle import queue_chunks
 from apps.campaigns.models import Campaign, CampaignChunk, CampaignEvent, CampaignState, CampaignStats
 from apps.campaigns.services import campaign_event
@@ -131,6 +131,7 @@ def campaign_complete_if_done(campaign: Campaign, *, pending: int) -> bool:
     campaign.state = CampaignState.COMPLETED
     campaign.finished_at = timezone.now()
     campaign.save(update_fields=["state", "finished_at", "updated_at"])
+    control.rate_release(campaign)
     note = f" It was paused: {campaign.pause_reason}" if was_paused and campaign.pause_reason else ""
     campaign_event(
         campaign, CampaignEvent.Kind.STATE, f"Completed: no recipient is waiting, claimed or retrying.{note}"

@@ -61,3 +61,16 @@ def origin_claims_screen(rows: Sequence[Any]) -> dict[int, tuple[str, Any, str]]
         if kind in origin_hold_checks:
             held.update(origin_hold_checks.get(kind)([r for r in rows if r.origin_kind == kind]))
     return held
+
+
+# An origin may give its rows a token bucket of their own, reserved in addition to the
+# connector's and the provider account's (a campaign's ceiling and AIMD target). Called
+# per row of a claimed group; returns the bucket's key, or None for no bucket of its own.
+RateBucket = Callable[[Any], str | None]
+origin_rate_buckets: Registry[RateBucket] = Registry("origin rate bucket")
+
+
+def origin_rate_bucket(row: Any) -> str | None:
+    if row.origin_kind in origin_rate_buckets:
+        return origin_rate_buckets.get(row.origin_kind)(row)
+    return None

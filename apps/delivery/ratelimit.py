@@ -1,10 +1,13 @@
 """Token buckets in Redis, shared by every worker, reserved a batch at a time.
 
 A send is gated by two buckets: one per project + channel + connector (the project's own
-limit) and one per provider account (what the provider grants the account, steered by the
-campaigns' AIMD controller through ``bucket_set_rate``). One Lua call reserves as many
-tokens as both buckets allow for a whole batch: one Redis round trip per message would
-cap a process at ~9k/s. A bucket with no rate is unlimited.
+limit) and one per provider account (what the provider grants the account, from the
+connector's settings). An origin may add a bucket of its own for its rows (a campaign's
+ceiling and AIMD target, see ``apps.delivery.origins``), configured by that origin through
+``bucket_configure`` and taken in addition to the other two, so it can only slow its own
+rows. One Lua call reserves as many tokens as all the buckets allow for a whole batch: one
+Redis round trip per message would cap a process at ~9k/s. A bucket with no rate is
+unlimited.
 
 The dispatcher also counts sends per account per second (``account_record``), which the
 AIMD controller reads with ``account_counters``.
@@ -71,6 +74,12 @@ class Buckets:
     bursts: tuple[float, ...]
     account: str
 
+    def plus(self, key: str) -> Buckets:
+        """These buckets and an origin's own, whose rate and burst live in its Redis hash."""
+        return Buckets(
+            keys=(*self.keys, key), rates=(*self.rates, 0.0), bursts=(*self.bursts, 0.0), account=self.account
+        )
+
 
 def account_key_for(config: ConnectorConfig) -> str:
     """The provider account a connector sends through (several connectors may share one)."""
@@ -106,12 +115,27 @@ def reserve(buckets: Buckets, wanted: int) -> tuple[int, float, float]:
 
 
 def bucket_set_rate(key: str, rate_per_second: float, burst: float | None = None) -> None:
-    """Steer a bucket (AIMD on the provider account: key ``acct:<account>``)."""
+    """Override a bucket's configured rate (e.g. an operator capping ``acct:<account>``)."""
     name = key if key.startswith(PREFIX) else PREFIX + key
     mapping: dict[str, Any] = {"rate": rate_per_second}
     if burst is not None:
         mapping["burst"] = burst
     get_redis().hset(name, mapping=mapping)
+
+
+def bucket_configure(key: str, rate_per_second: float, burst: float, *, ttl_seconds: int) -> None:
+    """Set an origin's own bucket. It expires ``ttl_seconds`` after this write unless a
+    reservation takes from it meanwhile (which keeps it an hour), so a bucket its origin
+    stopped using without deleting it (a crash, a race with its control loop) cannot linger."""
+    name = key if key.startswith(PREFIX) else PREFIX + key
+    pipe = get_redis().pipeline(transaction=True)
+    pipe.hset(name, mapping={"rate": rate_per_second, "burst": burst})
+    pipe.expire(name, ttl_seconds)
+    pipe.execute()
+
+
+def bucket_delete(key: str) -> None:
+    get_redis().delete(key if key.startswith(PREFIX) else PREFIX + key)
 
 
 def bucket_rate(key: str) -> float | None:

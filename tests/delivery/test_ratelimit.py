@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from apps.delivery import ratelimit
+from apps.delivery.redis_client import get_redis
 from tests.delivery.conftest import redis_clear
 
 
@@ -45,3 +46,15 @@ def test_account_counters_add_up_within_the_window() -> None:
     ratelimit.account_record("acct-under-test", 0, 0)  # nothing to count: no write
     assert ratelimit.account_counters("acct-under-test") == {"ok": 5, "throttled": 1}
     assert ratelimit.account_counters("another-account") == {"ok": 0, "throttled": 0}
+
+
+def test_an_origin_bucket_slows_only_the_rows_that_take_it_and_is_gone_once_deleted() -> None:
+    own = f"{ratelimit.PREFIX}p1:campaign:7"
+    ratelimit.bucket_configure(own, 2.0, 2.0, ttl_seconds=60)
+    shared = _buckets(0.0, 0.0)
+    assert ratelimit.reserve(shared.plus(own), 100)[:2] == (2, 49.0)  # 98 more at 2/s
+    assert ratelimit.reserve(shared, 100)[0] == 100
+    assert ratelimit.account_rate("acct-under-test") is None
+    ratelimit.bucket_delete(own)
+    assert ratelimit.reserve(shared.plus(own), 100)[0] == 100
+    assert not get_redis().exists(own)  # a reservation does not bring it back

@@ -26,7 +26,7 @@ from apps.delivery.dispatch.prepare import (
     suppressed_addresses,
     versions_load,
 )
-from apps.delivery.origins import origin_claims_screen, origin_contents_decorate
+from apps.delivery.origins import origin_claims_screen, origin_contents_decorate, origin_rate_bucket
 from apps.delivery.rendering import TemplateError, render_context, renderer
 from apps.delivery.services.suppression import address_normalise
 
@@ -62,16 +62,23 @@ def _screen(project_id: int, channel: str, rows: list[Claimed]) -> tuple[list[Cl
 
 
 def _gate(sender: Sender, rows: list[Claimed], now: datetime) -> tuple[list[Claimed], list[RowResult]]:
-    granted, wait, rate = ratelimit.reserve(sender.buckets, len(rows))
-    if granted >= len(rows):
-        return rows, []
-    deferred = []
-    spacing = 1 / rate if rate > 0 else 0.0
-    for position, row in enumerate(rows[granted:]):
-        # Spread the rest over the time the bucket needs, instead of a herd at one instant.
-        due = now + timedelta(seconds=max(wait, spacing) + position * spacing)
-        deferred.append(RowResult(row, "queued", reason="rate limited", due_at=due))
-    return rows[:granted], deferred
+    # Rows whose origin keeps a bucket of its own (a campaign) take from it as well as from
+    # the connector's and account's; everything else takes from those two alone.
+    by_bucket: dict[str | None, list[Claimed]] = {}
+    for row in rows:
+        by_bucket.setdefault(origin_rate_bucket(row), []).append(row)
+    passed: list[Claimed] = []
+    deferred: list[RowResult] = []
+    for key, group in by_bucket.items():
+        buckets = sender.buckets if key is None else sender.buckets.plus(key)
+        granted, wait, rate = ratelimit.reserve(buckets, len(group))
+        passed += group[:granted]
+        spacing = 1 / rate if rate > 0 else 0.0
+        for position, row in enumerate(group[granted:]):
+            # Spread the rest over the time the bucket needs, instead of a herd at one instant.
+            due = now + timedelta(seconds=max(wait, spacing) + position * spacing)
+            deferred.append(RowResult(row, "queued", reason="rate limited", due_at=due))
+    return passed, deferred
 
 
 def _render(rows: list[Claimed], channel: str) -> tuple[list[tuple[Claimed, dict[str, Any]]], list[RowResult]]:
