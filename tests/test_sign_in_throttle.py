@@ -122,3 +122,18 @@ def test_cms_sign_in_page_reports_the_lock(staff_user: Any) -> None:
             "/cms/login/", {"username": staff_user.username, "password": "wrong-guess"}, REMOTE_ADDR="192.0.2.90"
         )
     assert_locked(client, response)
+
+
+def test_the_lock_reads_the_same_under_asgi(staff_user: Any) -> None:
+    """The web process serves ASGI: the async middleware path must give the same page."""
+    from asgiref.sync import async_to_sync
+    from django.test import AsyncClient
+
+    client = AsyncClient()
+    post = async_to_sync(client.post)
+    for attempt in range(6):
+        body = {"username": staff_user.username, "password": f"wrong-{attempt}"}
+        response = post("/console/login/", body, REMOTE_ADDR="192.0.2.95")
+    assert response.status_code == 429
+    assert LOCKED in response.content.decode()
+    assert "Sign in to Tidings" in response.content.decode()

@@ -9,9 +9,11 @@ error page.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
@@ -82,14 +84,42 @@ class CmsSignInForm(SignInLockMixin, WagtailLoginForm):
     pass
 
 
-def sign_in_locked_response(
-    request: HttpRequest, original_response: HttpResponse | None = None, credentials: dict | None = None
-) -> HttpResponse:
-    """django-axes' lock answer: the sign-in page the view rendered, with its form error.
-
-    Only the status changes, so clients that read statuses see the throttling too.
-    """
-    if original_response is not None and original_response.status_code == 200:
-        original_response.status_code = LOCKED_STATUS
-        return original_response
+def sign_in_locked_response(request: HttpRequest, response: HttpResponse | None) -> HttpResponse:
+    """The answer to a sign-in refused by the lock: the sign-in page the view rendered,
+    with its form error; only the status changes, so clients reading statuses see it too."""
+    if isinstance(response, HttpResponse) and response.status_code == 200:
+        response.status_code = LOCKED_STATUS
+        return response
     return HttpResponse(sign_in_lock_message(), status=LOCKED_STATUS, content_type="text/plain; charset=utf-8")
+
+
+class SignInLockMiddleware:
+    """Stands in for ``axes.middleware.AxesMiddleware``, last in MIDDLEWARE.
+
+    django-axes 8.3.1's middleware hands the credentials to the lockout answer where the
+    view's response belongs when it runs async (jazzband/django-axes#1494), which under
+    ASGI, how the web process serves, turned every lock into a 500. This one keeps the
+    page in both modes and does no I/O, so it is safe on the event loop.
+    """
+
+    sync_capable = True
+    async_capable = True
+
+    def __init__(self, get_response: Callable[[HttpRequest], Any]) -> None:
+        self.get_response = get_response
+        if iscoroutinefunction(get_response):
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest) -> HttpResponse | Awaitable[HttpResponse]:
+        if iscoroutinefunction(self):
+            return self._acall(request)
+        return self._answer(request, self.get_response(request))
+
+    async def _acall(self, request: HttpRequest) -> HttpResponse:
+        return self._answer(request, await self.get_response(request))
+
+    @staticmethod
+    def _answer(request: HttpRequest, response: HttpResponse) -> HttpResponse:
+        if settings.AXES_ENABLED and is_sign_in_locked(request):
+            return sign_in_locked_response(request, response)
+        return response

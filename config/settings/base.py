@@ -82,8 +82,9 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "apps.core.idempotency.IdempotencyMiddleware",
     "wagtail.contrib.redirects.middleware.RedirectMiddleware",
-    # Last, as django-axes requires: it turns a sign-in refused by the lock into its answer.
-    "axes.middleware.AxesMiddleware",
+    # Last, where django-axes wants its middleware: turns a sign-in refused by the lock into
+    # its answer. It replaces axes' own, which fails under ASGI (apps.console.signin).
+    "apps.console.signin.SignInLockMiddleware",
 ]
 # /api/v1/ under the API process (config.api_wsgi): what its answers rely on, nothing else.
 # Keys, not sessions or CSRF tokens, authenticate; no static files or CMS redirects live there.
@@ -215,9 +216,9 @@ AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = True
 # A success leaves earlier failures counted: otherwise a client could clear its own
 # per-client count by signing in to an account of its own between guesses.
 AXES_RESET_ON_SUCCESS = False
-# The sign-in forms show the lock as a form error (apps.console.signin); the lock
-# answer keeps that page and only sets the status to 429.
-AXES_LOCKOUT_CALLABLE = "apps.console.signin.sign_in_locked_response"
+# The sign-in forms show the lock as a form error and SignInLockMiddleware answers with
+# that page and a 429 (apps.console.signin); axes' own middleware is not installed.
+SILENCED_SYSTEM_CHECKS = ["axes.W002"]
 AXES_CLIENT_IP_CALLABLE = "apps.core.clients.client_ip_address"
 # Behind N reverse proxies the client is the Nth address from the right of
 # X-Forwarded-For (each proxy appends the address it saw); 0: REMOTE_ADDR.
