@@ -7,9 +7,13 @@ from wagtail.admin import urls as wagtailadmin_urls
 from wagtail.documents import urls as wagtaildocs_urls
 
 from apps.campaigns.public import unsubscribe
+from apps.console.signin import AdminSignInForm
 from apps.core.health import health_view
 
 handler500 = "apps.core.problems.server_error"
+
+# The admin's sign-in page names a sign-in lock as such (apps.console.signin).
+admin.site.login_form = AdminSignInForm
 
 urlpatterns = [
     path("health", health_view, name="health"),

@@ -9,12 +9,14 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from apps.console.access import SESSION_PROJECT, console_page
+from apps.console.signin import SignInForm
 from apps.core.ids import parse_id
 from apps.governance.selectors import api_key_list, projects_for_user
 
 
 class LoginView(auth_views.LoginView):
     template_name = "console/login.html"
+    form_class = SignInForm
     redirect_authenticated_user = True
 
 

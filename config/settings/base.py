@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import dj_database_url
 
 from config import embedded
@@ -51,6 +53,7 @@ INSTALLED_APPS = [
     "modelcluster",
     "taggit",
     "django_htmx",
+    "axes",
     # Tidings
     "apps.core",
     "apps.projects",
@@ -79,6 +82,9 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "apps.core.idempotency.IdempotencyMiddleware",
     "wagtail.contrib.redirects.middleware.RedirectMiddleware",
+    # Last, where django-axes wants its middleware: turns a sign-in refused by the lock into
+    # its answer. It replaces axes' own, which fails under ASGI (apps.console.signin).
+    "apps.console.signin.SignInLockMiddleware",
 ]
 # /api/v1/ under the API process (config.api_wsgi): what its answers rely on, nothing else.
 # Keys, not sessions or CSRF tokens, authenticate; no static files or CMS redirects live there.
@@ -189,12 +195,34 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 AUTHENTICATION_BACKENDS = [
+    # First: refuses any password, right or wrong, while the account or the client is locked.
+    "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
     "guardian.backends.ObjectPermissionBackend",
 ]
 LOGIN_URL = "console:login"
 LOGIN_REDIRECT_URL = "console:home"
 LOGOUT_REDIRECT_URL = "console:login"
+
+# --- Sign-in throttling (django-axes): console, Django admin and CMS sign-in pages ------
+# API keys never go through authenticate(), so the API is not affected.
+# Failures are counted per account (from any client) and per client (for any account);
+# reaching the limit on either locks it for the cool-off, and every attempt made during a
+# lock, even with the right password, starts the cool-off again.
+AXES_FAILURE_LIMIT = env_int("TIDINGS_SIGNIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("TIDINGS_SIGNIN_LOCK_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = True
+# A success leaves earlier failures counted: otherwise a client could clear its own
+# per-client count by signing in to an account of its own between guesses.
+AXES_RESET_ON_SUCCESS = False
+# The sign-in forms show the lock as a form error and SignInLockMiddleware answers with
+# that page and a 429 (apps.console.signin); axes' own middleware is not installed.
+SILENCED_SYSTEM_CHECKS = ["axes.W002"]
+AXES_CLIENT_IP_CALLABLE = "apps.core.clients.client_ip_address"
+# Behind N reverse proxies the client is the Nth address from the right of
+# X-Forwarded-For (each proxy appends the address it saw); 0: REMOTE_ADDR.
+TIDINGS_TRUSTED_PROXY_COUNT = env_int("TIDINGS_TRUSTED_PROXY_COUNT", 0)
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -286,6 +314,7 @@ TIDINGS_SECRET_KEYS = env_list("TIDINGS_SECRET_KEYS", [])
 # --- Wagtail --------------------------------------------------------------------------
 WAGTAIL_SITE_NAME = "Tidings"
 WAGTAILADMIN_BASE_URL = env_str("TIDINGS_BASE_URL", "http://127.0.0.1:8000")
+WAGTAILADMIN_USER_LOGIN_FORM = "apps.console.signin.CmsSignInForm"
 WAGTAILDOCS_EXTENSIONS = ["csv", "docx", "key", "odt", "pdf", "pptx", "rtf", "txt", "xlsx", "zip"]
 
 LOGGING = {

@@ -20,7 +20,9 @@ pytestmark = pytest.mark.django_db
 def console(project: Any) -> Client:
     user = MembershipFactory(organization=project.organization, role="owner").user
     client = Client()
-    assert client.login(username=user.username, password="correct-horse-battery")
+    # Through the sign-in page: the sign-in lock's backend needs the request.
+    response = client.post("/console/login/", {"username": user.username, "password": "correct-horse-battery"})
+    assert response.status_code == 302
     return client
 
 
@@ -200,3 +202,35 @@ def test_template_editor_refuses_html_with_active_content(console: Client, proje
     assert response.status_code == 400
     assert "inline event handler onerror= on &lt;img&gt;" in response.content.decode()
     assert welcome.template.versions.count() == 1
+
+
+def test_publishing_a_draft_that_lacks_what_its_channel_needs_is_refused_naming_the_field(
+    console: Client, project: Any
+) -> None:
+    """A draft kept from before the channel rule (or written by hand) is checked again at publish."""
+    from django.utils import timezone
+
+    from apps.delivery.models import TemplateVersion
+
+    template = Template.objects.create(project=project, key="order-ready", channel="whatsapp", name="Order ready")
+    TemplateVersion.objects.create(
+        project=project, template=template, number=1, content={"whatsapp": {"template": "order_ready"}}
+    )
+    draft = TemplateVersion.objects.create(
+        project=project, template=template, number=2, content={"whatsapp": {"language": "en"}}
+    )
+    url = f"/console/delivery/templates/{template.pk}/"
+
+    response = console.post(f"{url}versions/2/publish/", follow=True)
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "whatsapp.template" in page and "Version 2 was not published" in page
+    draft.refresh_from_db()
+    assert draft.published_at is None
+    assert not template.versions.filter(published_at__isnull=False).exists()
+
+    TemplateVersion.objects.filter(pk=draft.pk).update(content={"whatsapp": {"template": "order_ready"}})
+    console.post(f"{url}versions/2/publish/")
+    draft.refresh_from_db()
+    assert draft.published_at is not None and draft.published_at <= timezone.now()

@@ -82,3 +82,8 @@ def test_dead_letter_replayed_through_the_api_goes_out(
         message=f"replay never sent:\n{celery_worker.log()[-3000:]}",
     )
     assert api.get("/api/v1/dead-letters").json()["results"] == []
+    # The delivery no longer reports the error it recovered from; its attempts keep it.
+    (replayed,) = api.get(f"/api/v1/notifications/{notification_id}").json()["deliveries"]
+    assert replayed["last_error"] == ""
+    outcomes = [attempt["outcome"] for attempt in replayed["attempt_log"]]
+    assert outcomes[0] == "permanent" and outcomes[-1] == "accepted"

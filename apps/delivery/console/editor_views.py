@@ -129,7 +129,11 @@ def template_version_publish_view(request: HttpRequest, template_id: int, number
     version = template.versions.filter(number=number).first()
     if version is None:
         raise Http404("No such version.")
-    template_version_publish(version=version)
+    try:
+        template_version_publish(version=version)
+    except ApplicationError as exc:
+        messages.error(request, f"Version {number} was not published: {exc.message}")
+        return redirect("delivery_console:template", template.pk)
     template_cache_clear()  # this process answers "key" with the new version at once
     messages.success(request, f"Version {number} published. “{template.key}” now sends it.")
     return redirect("delivery_console:template", template.pk)

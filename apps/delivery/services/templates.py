@@ -53,8 +53,11 @@ def template_version_create(
 
 @transaction.atomic
 def template_version_publish(*, version: TemplateVersion) -> TemplateVersion:
+    """Publish a draft once its content is valid by today's rules: a draft saved before a
+    channel requirement existed must not reach senders and die there as a dead letter."""
     if version.published_at is not None:
         return version
+    template_content_validate(content=version.content, strict=version.strict)
     version.published_at = timezone.now()
     version.save(update_fields=["published_at"])
     return version
