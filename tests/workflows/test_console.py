@@ -79,8 +79,10 @@ def test_publish_from_the_console_and_see_the_drawing(page, live_server, project
     assert "not valid" in page.inner_text(".messages")
     page.goto("/console/workflows/")
     page.click("text=Welcome")
+    assert page.inner_text("[data-testid=diff-summary]") == "6 nodes added, 6 edges added"
     page.click("text=Publish a new version")
     assert "Published version 1" in page.inner_text(".messages")
+    assert page.inner_text("[data-testid=diff-empty]") == "No changes."
     page.click("[data-testid=versions-table] >> text=v1")
     assert re.search(r"/console/workflows/welcome/versions/1/$", page.url)
     assert page.locator("svg.workflow-graph g[data-node]").count() == 6
