@@ -91,6 +91,12 @@ def test_restoring_a_version_is_a_new_draft_revision_that_undo_takes_back(
     assert undo.status_code == 200
     published.refresh_from_db()
     assert published.draft_graph == V2
+    stale = client.post(
+        "/console/workflows/welcome/versions/1/restore", {"revision": published.draft_revision - 1}, follow=True
+    )
+    assert "This draft was changed by" in stale.content.decode()
+    published.refresh_from_db()
+    assert published.draft_graph == V2
 
 
 def test_another_projects_version_cannot_be_restored_or_compared(client: Any, project: Any, other_project: Any) -> None:

@@ -64,8 +64,16 @@ def version_restore(request: HttpRequest, key: str, number: int) -> HttpResponse
     require_role(request, PUBLISHER_ROLES)
     workflow = _or_404(selectors.workflow_get, project, key)
     version = _or_404(selectors.version_get, project, workflow, number)
+    # The revision the page showed: a draft changed since is not overwritten unseen.
+    revision = request.POST.get("revision", "")
     try:
-        saved = workflow_draft_restore(project=project, workflow=workflow, version=version, user=request.user)
+        saved = workflow_draft_restore(
+            project=project,
+            workflow=workflow,
+            version=version,
+            user=request.user,
+            revision=int(revision) if revision.isdigit() else None,
+        )
     except ApplicationError as exc:
         messages.error(request, exc.message)
     else:
