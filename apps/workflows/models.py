@@ -29,6 +29,8 @@ class Workflow(ProjectScopedModel):
     )
     # Who changed it when no user did ("api", a key's name).
     draft_changed_via = models.CharField(max_length=64, blank=True, default="")
+    # An archived workflow takes no new versions or executions; running ones carry on.
+    archived_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -9,6 +9,7 @@ from django.db.models import Count, QuerySet
 
 from apps.core.errors import NotFound
 from apps.projects.models import Project
+from apps.workflows.diff import GraphDiff, workflow_version_diff
 from apps.workflows.models import Execution, Journey, Step, Workflow, WorkflowVersion
 
 
@@ -28,6 +29,16 @@ def version_get(project: Project, workflow: Workflow, number: int) -> WorkflowVe
     if version is None:
         raise NotFound(f"Workflow {workflow.key!r} has no version {number}.")
     return version
+
+
+def version_latest(project: Project, workflow: Workflow) -> WorkflowVersion | None:
+    return WorkflowVersion.objects.for_project(project).filter(workflow=workflow).order_by("-number").first()
+
+
+def draft_changes(project: Project, workflow: Workflow) -> tuple[WorkflowVersion | None, GraphDiff]:
+    """What publishing the draft now would change, against the last published version."""
+    latest = version_latest(project, workflow)
+    return latest, workflow_version_diff(latest.graph if latest else None, workflow.draft_graph)
 
 
 def execution_get(project: Project, execution_id: int) -> Execution:

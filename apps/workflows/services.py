@@ -6,13 +6,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from apps.core.dbcompat import int_array
 from apps.core.errors import ApplicationError, Conflict, NotFound
 from apps.projects.models import Project
 from apps.workflows import rollup
+from apps.workflows.diff import workflow_version_diff
 from apps.workflows.graph import EMPTY_GRAPH, Graph, graph_issues, shape_issues
 from apps.workflows.models import Execution, Journey, Step, Workflow, WorkflowVersion
 
@@ -71,12 +71,24 @@ def workflow_save_draft(
 def workflow_publish(
     *, project: Project, workflow: Workflow, published_by: Any = None, published_via: str = ""
 ) -> WorkflowVersion:
-    """Validate the draft and freeze it as the next immutable version."""
+    """Validate the draft and freeze it as the next immutable version.
+
+    A draft with nothing new since the last version is refused: a second identical
+    version would only make the history lie about when the journey changed."""
     workflow = Workflow.objects.select_for_update().get(pk=workflow.pk, project=project)
+    if workflow.archived_at is not None:
+        raise Conflict(f"Workflow {workflow.key!r} is archived; it takes no new versions.", code="workflow_archived")
+    latest = workflow.versions.order_by("-number").first()
+    if latest is not None and workflow_version_diff(latest.graph, workflow.draft_graph).is_empty:
+        raise Conflict(
+            f"The draft is the same as version {latest.number}; change it before publishing.",
+            code="draft_unchanged",
+            extra={"version": latest.number},
+        )
     issues = graph_issues(workflow.draft_graph, project=project)
     if issues:
         raise _invalid_graph(issues)
-    number = (workflow.versions.aggregate(n=Max("number"))["n"] or 0) + 1
+    number = (latest.number if latest else 0) + 1
     return WorkflowVersion.objects.create(
         project=project,
         workflow=workflow,
@@ -84,6 +96,42 @@ def workflow_publish(
         graph=workflow.draft_graph,
         published_by=published_by if getattr(published_by, "pk", None) else None,
         published_via=published_via[:64],
+    )
+
+
+@transaction.atomic
+def workflow_archive(*, project: Project, workflow: Workflow) -> Workflow:
+    """Retire a workflow: nothing new is published or started; open journeys finish."""
+    workflow = Workflow.objects.select_for_update().get(pk=workflow.pk, project=project)
+    if workflow.archived_at is None:
+        workflow.archived_at = timezone.now()
+        workflow.save(update_fields=["archived_at", "updated_at"])
+    return workflow
+
+
+def _free_key(project: Project, base: str) -> str:
+    taken = set(Workflow.objects.for_project(project).filter(key__startswith=base[:56]).values_list("key", flat=True))
+    for n in range(1, 1000):
+        suffix = "-copy" if n == 1 else f"-copy-{n}"
+        key = base[: 64 - len(suffix)] + suffix
+        if key not in taken:
+            return key
+    raise Conflict(f"Workflow {base!r} has too many copies already.", code="too_many_copies")
+
+
+@transaction.atomic
+def workflow_duplicate(*, project: Project, workflow: Workflow, changed_by: Any = None) -> Workflow:
+    """A new workflow whose draft is this one's draft; it has no versions of its own yet."""
+    source = Workflow.objects.get(pk=workflow.pk, project=project)
+    return Workflow.objects.create(
+        project=project,
+        key=_free_key(project, source.key),
+        name=f"{source.name} (copy)"[:200],
+        draft_graph=source.draft_graph,
+        allow_reentry=source.allow_reentry,
+        draft_changed_at=timezone.now(),
+        draft_changed_by=changed_by if getattr(changed_by, "pk", None) else None,
+        draft_changed_via=f"copy of {source.key}"[:64],
     )
 
 
@@ -134,6 +182,8 @@ def execution_start(
     started_by: str = "",
 ) -> Execution:
     """Record an execution; expansion into journeys happens in the background."""
+    if workflow.archived_at is not None:
+        raise Conflict(f"Workflow {workflow.key!r} is archived; it starts no new executions.", code="workflow_archived")
     versions = WorkflowVersion.objects.for_project(project).filter(workflow=workflow)
     version = versions.filter(number=version_number).first() if version_number else versions.order_by("-number").first()
     if version is None:

@@ -10,6 +10,13 @@
     return m < 60 ? m + " min " + s + " s" : Math.floor(m / 60) + " h " + (m % 60) + " min";
   }
 
+  // The page's one clock format, the same as the server's ``clock`` filter (UTC).
+  function formatClock(value) {
+    const moment = value instanceof Date ? value : new Date(value);
+    if (isNaN(moment.getTime())) return String(value);
+    return moment.toISOString().slice(0, 19).replace("T", " ") + " UTC";
+  }
+
   function drawChart(points) {
     const rate = document.getElementById("chart-rate");
     const target = document.getElementById("chart-target");
@@ -31,6 +38,13 @@
       else if (name in c) el.textContent = c[name];
     });
     const state = document.getElementById("campaign-state");
+    // Which controls apply (and whether the last banner still holds) is the server's call:
+    // when the state, or whether there are dead letters to retry, changes, ask it again.
+    const dead = c.dead > 0 ? "1" : "0";
+    if (data.state !== state.dataset.renderedState || dead !== state.dataset.renderedDead) {
+      window.location.reload();
+      return false;
+    }
     state.textContent = data.state;
     state.className = "badge " + data.state;
     const reason = document.getElementById("pause-reason");
@@ -39,16 +53,18 @@
     const list = document.getElementById("campaign-events");
     list.replaceChildren(...data.events.map((e) => {
       const li = document.createElement("li");
-      const at = document.createElement("span");
+      const at = document.createElement("time");
       at.className = "muted";
-      at.textContent = e.at.slice(11, 19) + " ";
+      at.dataset.clock = "";
+      at.textContent = formatClock(e.at);
       const kind = document.createElement("span");
       kind.className = "badge";
       kind.textContent = e.kind;
-      li.append(at, kind, " " + e.message);
+      li.append(at, " ", kind, " " + e.message);
       return li;
     }));
     drawChart(data.throughput);
+    return true;
   }
 
   const figures = document.getElementById("campaign-figures");
@@ -57,8 +73,8 @@
     const source = new EventSource(figures.dataset.streamUrl);
     source.addEventListener("progress", (event) => {
       const data = JSON.parse(event.data);
-      render(data);
-      status.textContent = "Live · updated " + new Date().toLocaleTimeString();
+      if (!render(data)) { source.close(); return; }
+      status.textContent = "Live · updated " + formatClock(new Date());
       status.dataset.live = "1";
       if (data.state === "completed" || data.state === "cancelled") source.close();
     });

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from apps.campaigns import lifecycle
 from apps.campaigns.models import Campaign, CampaignStats
 from tests.campaigns.conftest import add_subscribers
 from tests.factories import MembershipFactory
@@ -47,6 +48,17 @@ def test_create_start_and_watch_a_campaign_live(
 
     page.click("button[data-action=pause]")
     page.wait_for_selector("#campaign-state:has-text('paused')")
+    assert page.inner_text(".messages") == "Paused."
+    assert page.locator("button[data-action=pause]").count() == 0
+
+    page.click("button[data-action=resume]")
+    page.wait_for_selector(".messages:has-text('Resumed.')")
+    # The breaker pauses it while the page is open: the page asks the server again, so
+    # the "Resumed." banner goes and Resume is offered.
+    lifecycle.campaign_pause(campaign=campaign, reason="Bounce rate over the threshold.")
+    page.wait_for_selector("button[data-action=resume]")
+    assert page.locator(".messages").count() == 0
+    assert "Bounce rate over the threshold." in page.inner_text("#pause-reason")
     page.goto("/console/campaigns/?q=winter")
     assert page.locator("#campaign-list tbody tr").count() == 1
     page.goto("/console/campaigns/?q=nothing-like-it")

@@ -24,6 +24,7 @@ def test_create_update_publish_and_read_a_version(secret_client):
     assert save(secret_client, graph=tag_branch_graph("seen"), name="Renamed").status_code == 200
     published = secret_client.post("/api/v1/workflows/onboarding/publish")
     assert published.status_code == 201 and published.json()["number"] == 1
+    save(secret_client, graph=chain(node("start", "start"), node("end", "end")))
     second = secret_client.post("/api/v1/workflows/onboarding/publish")
     assert second.json()["number"] == 2
     version = secret_client.get("/api/v1/workflows/onboarding/versions/1")

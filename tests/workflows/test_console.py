@@ -63,12 +63,13 @@ def test_viewer_may_not_publish(client, project):
     assert not WorkflowVersion.objects.exists()
 
 
-def test_publish_from_the_console_and_see_the_drawing(page, live_server, project, member):
+def test_publish_from_the_console_and_see_the_drawing(page, live_server, project):
+    admin = MembershipFactory(organization=project.organization, role="admin").user
     workflow_save_draft(project=project, key="welcome", name="Welcome", graph=tag_branch_graph("seen"))
     broken = tag_branch_graph("nope")
     workflow_save_draft(project=project, key="broken", name="Broken", graph=broken)
     page.goto("/console/login/")
-    page.fill("#id_username", member.username)
+    page.fill("#id_username", admin.username)
     page.fill("#id_password", "correct-horse-battery")
     page.click("button[type=submit]")
     page.goto("/console/workflows/")
@@ -78,8 +79,10 @@ def test_publish_from_the_console_and_see_the_drawing(page, live_server, project
     assert "not valid" in page.inner_text(".messages")
     page.goto("/console/workflows/")
     page.click("text=Welcome")
+    assert page.inner_text("[data-testid=diff-summary]") == "6 nodes added, 6 edges added"
     page.click("text=Publish a new version")
     assert "Published version 1" in page.inner_text(".messages")
+    assert page.inner_text("[data-testid=diff-empty]") == "No changes."
     page.click("[data-testid=versions-table] >> text=v1")
     assert re.search(r"/console/workflows/welcome/versions/1/$", page.url)
     assert page.locator("svg.workflow-graph g[data-node]").count() == 6

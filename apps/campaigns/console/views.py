@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from apps.campaigns import lifecycle, services
+from apps.campaigns.console.controls import campaign_controls, clock, refusal
 from apps.campaigns.console.forms import CampaignForm, CampaignSettingsForm
 from apps.campaigns.live import event_stream
 from apps.campaigns.selectors import (
@@ -57,14 +58,47 @@ def campaign_new(request: HttpRequest) -> HttpResponse:
     return render(request, "campaigns/form.html", {**SECTION, "form": form})
 
 
+STATE_TAG = "campaign-state-"
+
+
+def _banners(request: HttpRequest, state: str) -> list[Any]:
+    """The flashed messages still true of the campaign. An outcome names the state it left
+    the campaign in; once the campaign has moved on (the breaker paused it right after
+    Start) that banner would be a lie, so it is dropped."""
+    kept = []
+    for message in messages.get_messages(request):
+        tags = message.extra_tags.split() if message.extra_tags else []
+        if any(tag.startswith(STATE_TAG) and tag != STATE_TAG + state for tag in tags):
+            continue
+        kept.append(message)
+    return kept
+
+
 @console_page
 def campaign_detail(request: HttpRequest, campaign_id: int) -> HttpResponse:
     campaign = _get_or_404(request, campaign_id)
+    progress = campaign_progress(campaign)
     return render(
         request,
         "campaigns/detail.html",
-        {**SECTION, "campaign": campaign, "progress": campaign_progress(campaign)},
+        {
+            **SECTION,
+            "campaign": campaign,
+            "progress": progress,
+            "controls": campaign_controls(campaign, progress["counters"]),
+            "messages": _banners(request, campaign.state),
+        },
     )
+
+
+def _outcome(action: str, campaign: Any, result: Any) -> str:
+    if action == "start" and campaign.state == "scheduled":
+        return f"Scheduled: sending starts at {clock(campaign.send_at)}."
+    if action == "start":
+        return f"Started: sending to {campaign.total_recipients} recipients."
+    if action == "retry":
+        return f"Retry: {result} dead letters queued again."
+    return {"pause": "Paused.", "resume": "Resumed.", "cancel": "Cancelled."}[action]
 
 
 ACTIONS = {
@@ -82,13 +116,16 @@ def campaign_action(request: HttpRequest, campaign_id: int, action: str) -> Http
     campaign = _get_or_404(request, campaign_id)
     if action not in ACTIONS:
         messages.error(request, f"Unknown action {action!r}.")
+    elif action not in campaign_controls(campaign, campaign_counters(campaign)):
+        messages.error(request, refusal(campaign, action))
     else:
         try:
-            ACTIONS[action](campaign)
+            result = ACTIONS[action](campaign)
         except ApplicationError as error:
             messages.error(request, error.message)
         else:
-            messages.success(request, f"{action.capitalize()}: done.")
+            campaign.refresh_from_db()
+            messages.success(request, _outcome(action, campaign, result), extra_tags=STATE_TAG + campaign.state)
     return redirect("campaigns_console:detail", campaign_id=campaign.pk)
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.api_schema import problem_responses
 from apps.core.errors import ApplicationError
 from apps.governance.api.base import ProjectAPIView
 from apps.governance.scopes import READ, WORKFLOWS_START, WORKFLOWS_WRITE
@@ -82,7 +83,17 @@ class WorkflowDetailView(ProjectAPIView):
 class PublishView(ProjectAPIView):
     required_scope = WORKFLOWS_WRITE
 
-    @extend_schema(operation_id="workflows_publish", request=None, responses=dict)
+    @extend_schema(
+        operation_id="workflows_publish",
+        description=(
+            "Validate the draft and freeze it as the next immutable version. Refused with 409 "
+            "`draft_unchanged` when the draft is the same as the latest version (nothing to publish) "
+            "and 409 `workflow_archived` for an archived workflow; 422 `invalid_graph` lists every "
+            "problem, each naming its node or edge."
+        ),
+        request=None,
+        responses={201: OpenApiResponse(dict, description="The new version."), **problem_responses(404, 409, 422)},
+    )
     def post(self, request: Request, key: str) -> Response:
         workflow = selectors.workflow_get(self.project, key)
         version = services.workflow_publish(

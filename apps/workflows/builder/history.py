@@ -19,7 +19,7 @@ from django.utils import timezone
 from apps.core.errors import Conflict
 from apps.projects.models import Project
 from apps.workflows.builder.edits import Edited, EditError
-from apps.workflows.models import DraftChange, Workflow
+from apps.workflows.models import DraftChange, Workflow, WorkflowVersion
 
 # At least this many steps can be undone; older ones are forgotten.
 HISTORY_LIMIT = 150
@@ -146,3 +146,19 @@ def history_state(workflow: Workflow) -> dict[str, str | None]:
     undo = DraftChange.objects.filter(workflow=workflow, undone=False).order_by("-seq").values_list("label", flat=True)
     redo = DraftChange.objects.filter(workflow=workflow, undone=True).order_by("seq").values_list("label", flat=True)
     return {"undo": undo.first(), "redo": redo.first()}
+
+
+@transaction.atomic
+def workflow_draft_restore(
+    *, project: Project, workflow: Workflow, version: WorkflowVersion, user: Any, revision: int | None = None
+) -> DraftSaved:
+    """Make a published version's graph the draft again: one more change, undone like any edit."""
+    locked = _locked(project, workflow.pk, revision)
+    if version.workflow_id != locked.pk or version.project_id != project.pk:
+        raise EditError("That version belongs to another journey.", code="version_other_workflow")
+    before = locked.draft_graph or {"nodes": [], "edges": []}
+    label = f"Restore version {version.number}"
+    if version.graph == before:
+        return DraftSaved(locked, "", [])
+    draft_record(workflow=locked, before=before, after=version.graph, label=label, user=user, via="console")
+    return DraftSaved(locked, label, [], {"undo": label, "redo": None})

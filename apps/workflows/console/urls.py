@@ -1,6 +1,6 @@
 from django.urls import include, path
 
-from apps.workflows.console import views
+from apps.workflows.console import versions, views
 
 app_name = "workflows_console"
 
@@ -13,4 +13,6 @@ urlpatterns = [
     path("<slug:key>/", views.workflow_detail, name="detail"),
     path("<slug:key>/publish", views.workflow_publish, name="publish"),
     path("<slug:key>/versions/<int:number>/", views.version_detail, name="version"),
+    path("<slug:key>/versions/compare", versions.version_compare, name="version_compare"),
+    path("<slug:key>/versions/<int:number>/restore", versions.version_restore, name="version_restore"),
 ]

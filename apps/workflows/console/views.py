@@ -18,7 +18,13 @@ from apps.workflows.console.drawing import draw
 from apps.workflows.graph import graph_issues
 from apps.workflows.preview import wait_preview
 
-PUBLISHER_ROLES = frozenset({Role.OWNER, Role.ADMIN, Role.MEMBER})
+# Members edit drafts; publishing, restoring a version and cancelling an execution change
+# what subscribers get, so they are kept for admins and owners.
+PUBLISHER_ROLES = frozenset({Role.OWNER, Role.ADMIN})
+
+
+def can_publish(request: HttpRequest) -> bool:
+    return request.membership.role in PUBLISHER_ROLES  # type: ignore[attr-defined]
 
 
 def _or_404(call, *args):  # type: ignore[no-untyped-def]
@@ -53,6 +59,8 @@ def workflow_detail(request: HttpRequest, key: str) -> HttpResponse:
             "executions": selectors.execution_list(project, workflow).order_by("-created_at")[:50],
             "issues": issues,
             "draft": draw(workflow.draft_graph) if workflow.draft_graph.get("nodes") else None,
+            "pending": selectors.draft_changes(project, workflow),
+            "can_publish": can_publish(request),
         },
     )
 
@@ -130,6 +138,7 @@ def execution_detail(request: HttpRequest, execution_id: int) -> HttpResponse:
             "drawing": draw(execution.version.graph, summary["nodes"]),
             "node": node,
             "at_node": at_node,
+            "can_publish": can_publish(request),
         },
     )
 
