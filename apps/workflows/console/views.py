@@ -15,6 +15,7 @@ from apps.core.errors import ApplicationError, NotFound
 from apps.governance.models import Role
 from apps.workflows import selectors, services
 from apps.workflows.console.drawing import draw
+from apps.workflows.console.runs import can_start_runs
 from apps.workflows.graph import graph_issues
 from apps.workflows.preview import wait_preview
 
@@ -53,6 +54,7 @@ def workflow_detail(request: HttpRequest, key: str) -> HttpResponse:
             "executions": selectors.execution_list(project, workflow).order_by("-created_at")[:50],
             "issues": issues,
             "draft": draw(workflow.draft_graph) if workflow.draft_graph.get("nodes") else None,
+            "can_start_runs": can_start_runs(request),
         },
     )
 
