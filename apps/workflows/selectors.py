@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import datetime
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from apps.core.errors import NotFound
 from apps.projects.models import Project
@@ -103,13 +104,38 @@ def execution_summary(project: Project, execution: Execution) -> dict[str, Any]:
     }
 
 
-def subscribers_at_node(project: Project, execution: Execution, node_id: str, limit: int = 100) -> QuerySet[Step]:
-    return (
+AT_NODE_PAGE = 50
+# A keyset position in a node's list: the last row's due time and step id.
+AtNodeCursor = tuple[datetime, int]
+
+
+def subscribers_at_node(
+    project: Project,
+    execution: Execution,
+    node_id: str,
+    *,
+    after: AtNodeCursor | None = None,
+    limit: int = AT_NODE_PAGE,
+) -> tuple[list[Step], AtNodeCursor | None]:
+    """Open steps at a node, soonest due first, one page after ``after``; and the next page's cursor.
+
+    Keyset rather than OFFSET: a node may hold most of a large audience, and each page
+    costs the same however deep it is.
+    """
+    rows = (
         Step.objects.for_project(project)
         .filter(execution=execution, node_id=node_id, state__in=Step.OPEN_STATES)
         .select_related("subscriber")
-        .order_by("due_at")[:limit]
+        .order_by("due_at", "pk")
     )
+    if after is not None:
+        due_at, pk = after
+        rows = rows.filter(Q(due_at__gt=due_at) | Q(due_at=due_at, pk__gt=pk))
+    page = list(rows[: limit + 1])
+    if len(page) <= limit:
+        return page, None
+    page = page[:limit]
+    return page, (page[-1].due_at, page[-1].pk)
 
 
 def journey_for(project: Project, execution: Execution, external_id: str) -> Journey:

@@ -116,27 +116,6 @@ def version_detail(request: HttpRequest, key: str, number: int) -> HttpResponse:
 
 
 @console_page
-def execution_detail(request: HttpRequest, execution_id: int) -> HttpResponse:
-    project = request.project  # type: ignore[attr-defined]
-    execution = _or_404(selectors.execution_get, project, execution_id)
-    summary = selectors.execution_summary(project, execution)
-    node = request.GET.get("node")
-    at_node = selectors.subscribers_at_node(project, execution, node) if node else None
-    return render(
-        request,
-        "workflows/execution.html",
-        {
-            "section": "workflows",
-            "execution": execution,
-            "summary": summary,
-            "drawing": draw(execution.version.graph, summary["nodes"]),
-            "node": node,
-            "at_node": at_node,
-        },
-    )
-
-
-@console_page
 @require_POST
 def execution_cancel(request: HttpRequest, execution_id: int) -> HttpResponse:
     project = request.project  # type: ignore[attr-defined]
