@@ -102,3 +102,28 @@ def test_viewers_polling_in_the_same_half_second_share_one_count(project, django
     monkeypatch.setattr(progress, "clock", lambda: 1_000_000.6)
     with django_assert_num_queries(2):
         progress.execution_progress(project, execution)
+
+
+def test_node_counts_are_answered_from_the_step_index_alone(project, django_assert_max_num_queries):
+    from django.db import connection
+
+    from apps.workflows.selectors import execution_get, execution_node_counts
+
+    execution = execution_get(project, _waiting_execution(project, 3).pk)
+    with connection.cursor() as cursor:
+        # A handful of rows would be read sequentially; what matters is the plan at scale.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        with django_assert_max_num_queries(1) as captured:
+            execution_node_counts(project, execution)
+        cursor.execute("EXPLAIN " + captured.captured_queries[0]["sql"])
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "Index Only Scan using step_by_execution_node" in plan, plan
+
+
+def test_node_counts_refuse_another_projects_execution(project, other_project):
+    from apps.core.errors import NotFound
+    from apps.workflows.selectors import execution_node_counts
+
+    execution = _waiting_execution(other_project, 1)
+    with pytest.raises(NotFound):
+        execution_node_counts(project, execution)
