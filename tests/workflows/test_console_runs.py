@@ -104,6 +104,17 @@ def test_double_submit_of_one_confirm_starts_one_execution(client, admin, projec
     assert Execution.objects.count() == 2
 
 
+def test_the_run_starts_the_version_the_confirm_step_showed(client, admin, project, journey):
+    from apps.workflows.services import workflow_publish
+
+    subscribers(project, 1)
+    client.force_login(admin)
+    fields = _hidden_fields(_confirm(client, "welcome", kind="everyone").content.decode())
+    workflow_publish(project=project, workflow=journey)
+    client.post("/console/workflows/welcome/runs/start", fields)
+    assert Execution.objects.get().version.number == 1
+
+
 def test_a_start_without_its_token_starts_nothing(client, admin, project, journey):
     client.force_login(admin)
     response = client.post("/console/workflows/welcome/runs/start", {"kind": "everyone"})
@@ -128,9 +139,8 @@ def test_another_projects_segment_is_a_404_and_starts_nothing(client, admin, pro
     theirs = segment(other_project, "Theirs", ["vip"])
     client.force_login(admin)
     assert _confirm(client, "welcome", kind="segment", segment=theirs.pk).status_code == 404
-    start = client.post(
-        "/console/workflows/welcome/runs/start", {"kind": "segment", "segment": theirs.pk, "token": "t" * 32}
-    )
+    foreign = {"kind": "segment", "segment": theirs.pk, "version": 1, "token": "t" * 32}
+    start = client.post("/console/workflows/welcome/runs/start", foreign)
     assert start.status_code == 404
     assert not Execution.objects.exists()
 

@@ -58,6 +58,7 @@ class RunAudienceForm(forms.Form):
 
 
 class RunStartForm(RunAudienceForm):
-    """The confirm step posts the same audience back, with the token it was handed."""
+    """The confirm step posts the same audience back, with the version it showed and its token."""
 
+    version = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
     token = forms.CharField(max_length=64, widget=forms.HiddenInput)

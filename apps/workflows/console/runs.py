@@ -29,7 +29,7 @@ def can_start_runs(request: HttpRequest) -> bool:
     return request.membership.role in RUN_STARTER_ROLES  # type: ignore[attr-defined]
 
 
-def _published_workflow(request: HttpRequest, key: str) -> Workflow:
+def _workflow(request: HttpRequest, key: str) -> Workflow:
     try:
         return selectors.workflow_get(request.project, key)  # type: ignore[attr-defined]
     except NotFound as exc:
@@ -49,7 +49,7 @@ def run_new(request: HttpRequest, key: str) -> HttpResponse:
     """GET: the audience pickers. POST: the confirm step, with the count and a one-time token."""
     require_role(request, RUN_STARTER_ROLES)
     project = request.project  # type: ignore[attr-defined]
-    workflow = _published_workflow(request, key)
+    workflow = _workflow(request, key)
     version = workflow.versions.order_by("-number").first()
     if version is None:
         messages.error(request, f"Publish {workflow.name} before starting a run.")
@@ -57,7 +57,8 @@ def run_new(request: HttpRequest, key: str) -> HttpResponse:
     form = RunAudienceForm(request.POST or None)
     context = {"section": "workflows", "workflow": workflow, "version": version, "form": form}
     if request.method != "POST" or not form.is_valid():
-        return render(request, "workflows/run_new.html", {**context, **_pickers(request)})
+        status = 422 if form.is_bound else 200
+        return render(request, "workflows/run_new.html", {**context, **_pickers(request)}, status=status)
     try:
         resolved, unknown = audience_resolve(project, form.audience())
     except NotFound as exc:
@@ -67,7 +68,14 @@ def run_new(request: HttpRequest, key: str) -> HttpResponse:
         return render(request, "workflows/run_new.html", {**context, **_pickers(request)}, status=422)
     # Ids travel back joined by commas: a hidden input would not keep the pasted new lines.
     ids = ",".join(form.cleaned_data.get("id_list", []))
-    confirm = RunStartForm(initial={**form.cleaned_data, "external_ids": ids, "token": secrets.token_urlsafe(24)})
+    confirm = RunStartForm(
+        initial={
+            **form.cleaned_data,
+            "external_ids": ids,
+            "version": version.number,
+            "token": secrets.token_urlsafe(24),
+        }
+    )
     return render(
         request,
         "workflows/run_confirm.html",
@@ -88,7 +96,7 @@ def run_start(request: HttpRequest, key: str) -> HttpResponse:
         return redirect("workflows_console:run_new", key=key)
     require_role(request, RUN_STARTER_ROLES)
     project = request.project  # type: ignore[attr-defined]
-    workflow = _published_workflow(request, key)
+    workflow = _workflow(request, key)
     form = RunStartForm(request.POST)
     if not form.is_valid():
         messages.error(request, "The run was not started: pick the audience again.")
@@ -99,6 +107,8 @@ def run_start(request: HttpRequest, key: str) -> HttpResponse:
             workflow=workflow,
             audience=form.audience(),
             token=form.cleaned_data["token"],
+            # The version the confirm page showed, even if a newer one was published since.
+            version_number=form.cleaned_data["version"],
             started_by=f"console {request.user.get_username()}",
         )
     except NotFound as exc:
