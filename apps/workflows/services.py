@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any
 
-from django.db import connection, transaction
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from apps.core.dbcompat import int_array
 from apps.core.errors import ApplicationError, Conflict, NotFound
+from apps.core.models import IdempotencyRecord
 from apps.projects.models import Project
 from apps.workflows import rollup
+from apps.workflows.audience import audience_resolve, audience_rows
 from apps.workflows.diff import workflow_version_diff
 from apps.workflows.graph import EMPTY_GRAPH, Graph, graph_issues, shape_issues
 from apps.workflows.models import Execution, Journey, Step, Workflow, WorkflowVersion
 
-AUDIENCE_KINDS = ("external_ids", "segment", "tag", "everyone")
-MAX_EXTERNAL_IDS = 10_000
 EXPANSION_CHUNK = 5_000
 
 
@@ -135,43 +138,6 @@ def workflow_duplicate(*, project: Project, workflow: Workflow, changed_by: Any 
     )
 
 
-def _resolve_audience(project: Project, audience: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    from apps.subscribers.models import Segment, Subscriber, Tag
-
-    kinds = [kind for kind in AUDIENCE_KINDS if audience.get(kind) not in (None, False, [], "")]
-    if len(kinds) != 1:
-        raise ApplicationError(
-            "Give exactly one audience: external_ids, segment, tag or everyone.",
-            code="invalid_audience",
-            field="audience",
-        )
-    kind = kinds[0]
-    if kind == "external_ids":
-        wanted = list(dict.fromkeys(str(x) for x in audience["external_ids"]))
-        if len(wanted) > MAX_EXTERNAL_IDS:
-            raise ApplicationError(
-                f"At most {MAX_EXTERNAL_IDS} external ids per execution; use a segment or tag for more.",
-                code="too_many_external_ids",
-                field="external_ids",
-            )
-        rows = Subscriber.objects.for_project(project).filter(external_id__in=wanted, erased_at__isnull=True)
-        found: dict[str, int] = {}
-        for external_id, pk, merged_into in rows.values_list("external_id", "pk", "merged_into_id"):
-            # A merged-away subscriber continues as the one it was merged into.
-            found[external_id] = merged_into or pk
-        unknown = [x for x in wanted if x not in found]
-        return {"kind": kind, "external_ids": wanted, "subscriber_ids": sorted(set(found.values()))}, unknown
-    if kind == "segment":
-        if not Segment.objects.for_project(project).filter(pk=audience["segment"]).exists():
-            raise NotFound(f"Segment {audience['segment']} does not exist in this project.", field="segment")
-        return {"kind": kind, "segment_id": int(audience["segment"])}, []
-    if kind == "tag":
-        if not Tag.objects.for_project(project).filter(name=audience["tag"]).exists():
-            raise NotFound(f"Tag {audience['tag']!r} does not exist in this project.", field="tag")
-        return {"kind": kind, "tag": str(audience["tag"])}, []
-    return {"kind": "everyone"}, []
-
-
 @transaction.atomic
 def execution_start(
     *,
@@ -192,7 +158,7 @@ def execution_start(
         raise Conflict(
             f"Workflow {workflow.key!r} has no published version; publish it first.", code="workflow_not_published"
         )
-    resolved, unknown = _resolve_audience(project, audience)
+    resolved, unknown = audience_resolve(project, audience)
     execution = Execution.objects.create(
         project=project,
         workflow=workflow,
@@ -207,23 +173,72 @@ def execution_start(
     return execution
 
 
-def _audience_chunk(execution: Execution, after: int) -> list[int]:
-    from apps.subscribers.models import SegmentMembership, Subscriber, SubscriberTag
+# One namespace for every console start: a token is only ever handed out by the confirm page.
+START_ONCE_NAMESPACE = "console:execution_start"
 
+
+def execution_start_once(
+    *,
+    project: Project,
+    workflow: Workflow,
+    audience: dict[str, Any],
+    token: str,
+    version_number: int | None = None,
+    started_by: str = "",
+) -> tuple[Execution, bool]:
+    """Start an execution at most once per token: (the execution, whether this call started it).
+
+    The token is recorded in the same transaction as the execution, under a unique key, so
+    a second submit of the same form waits for the first to commit and then finds its
+    execution instead of starting another; a start that fails leaves the token unused.
+    """
+    existing = _execution_started_under(project, token)
+    if existing is not None:
+        return existing, False
+    try:
+        with transaction.atomic():
+            record = IdempotencyRecord.objects.create(
+                project=project,
+                namespace=START_ONCE_NAMESPACE,
+                key=token,
+                fingerprint=hashlib.sha256(f"workflow:{workflow.pk}".encode()).hexdigest(),
+                state=IdempotencyRecord.State.COMPLETED,
+                expires_at=timezone.now() + timedelta(hours=settings.TIDINGS_IDEMPOTENCY_TTL_HOURS),
+            )
+            execution = execution_start(
+                project=project,
+                workflow=workflow,
+                audience=audience,
+                version_number=version_number,
+                started_by=started_by,
+            )
+            record.response_body = str(execution.pk).encode()
+            record.save(update_fields=["response_body"])
+    except IntegrityError:
+        existing = _execution_started_under(project, token)
+        if existing is None:
+            raise Conflict("This start is already being processed.", code="execution_start_in_progress") from None
+        return existing, False
+    return execution, True
+
+
+def _execution_started_under(project: Project, token: str) -> Execution | None:
+    body = (
+        IdempotencyRecord.objects.for_project(project)
+        .filter(namespace=START_ONCE_NAMESPACE, key=token)
+        .values_list("response_body", flat=True)
+        .first()
+    )
+    if not body:
+        return None
+    return Execution.objects.for_project(project).filter(pk=int(bytes(body).decode())).first()
+
+
+def _audience_chunk(execution: Execution, after: int) -> list[int]:
     audience = execution.audience
-    kind = audience["kind"]
-    project_id = execution.project_id
-    if kind == "external_ids":
+    if audience["kind"] == "external_ids":
         return [i for i in audience["subscriber_ids"] if i > after][:EXPANSION_CHUNK]
-    if kind == "segment":
-        rows = SegmentMembership.objects.filter(project_id=project_id, segment_id=audience["segment_id"])
-        column = "subscriber_id"
-    elif kind == "tag":
-        rows = SubscriberTag.objects.filter(project_id=project_id, tag__name=audience["tag"])
-        column = "subscriber_id"
-    else:
-        rows = Subscriber.objects.filter(project_id=project_id, merged_into__isnull=True, erased_at__isnull=True)
-        column = "id"
+    rows, column = audience_rows(execution.project_id, audience)
     return list(
         rows.filter(**{f"{column}__gt": after}).order_by(column).values_list(column, flat=True)[:EXPANSION_CHUNK]
     )

@@ -7,7 +7,7 @@ app_name = "workflows_console"
 urlpatterns = [
     path("", views.workflow_list, name="list"),
     path("", include("apps.workflows.console.builder_urls")),
-    path("executions/<int:execution_id>/", views.execution_detail, name="execution"),
+    path("", include("apps.workflows.console.runs_urls")),
     path("executions/<int:execution_id>/cancel", views.execution_cancel, name="execution_cancel"),
     path("journeys/<int:journey_id>/", views.journey_detail, name="journey"),
     path("<slug:key>/", views.workflow_detail, name="detail"),

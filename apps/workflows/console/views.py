@@ -15,6 +15,7 @@ from apps.core.errors import ApplicationError, NotFound
 from apps.governance.models import Role
 from apps.workflows import selectors, services
 from apps.workflows.console.drawing import draw
+from apps.workflows.console.runs import can_start_runs
 from apps.workflows.graph import graph_issues
 from apps.workflows.preview import wait_preview
 
@@ -61,6 +62,7 @@ def workflow_detail(request: HttpRequest, key: str) -> HttpResponse:
             "draft": draw(workflow.draft_graph) if workflow.draft_graph.get("nodes") else None,
             "pending": selectors.draft_changes(project, workflow),
             "can_publish": can_publish(request),
+            "can_start_runs": can_start_runs(request),
         },
     )
 
@@ -117,28 +119,6 @@ def version_detail(request: HttpRequest, key: str, number: int) -> HttpResponse:
             "wait_nodes": waits,
             "preview": preview,
             "preview_error": preview_error,
-        },
-    )
-
-
-@console_page
-def execution_detail(request: HttpRequest, execution_id: int) -> HttpResponse:
-    project = request.project  # type: ignore[attr-defined]
-    execution = _or_404(selectors.execution_get, project, execution_id)
-    summary = selectors.execution_summary(project, execution)
-    node = request.GET.get("node")
-    at_node = selectors.subscribers_at_node(project, execution, node) if node else None
-    return render(
-        request,
-        "workflows/execution.html",
-        {
-            "section": "workflows",
-            "execution": execution,
-            "summary": summary,
-            "drawing": draw(execution.version.graph, summary["nodes"]),
-            "node": node,
-            "at_node": at_node,
-            "can_publish": can_publish(request),
         },
     )
 
