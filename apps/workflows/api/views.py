@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -63,7 +63,14 @@ class WorkflowsView(ProjectAPIView):
     def get(self, request: Request) -> Response:
         return Response({"results": [workflow_data(w) for w in selectors.workflow_list(self.project)]})
 
-    @extend_schema(operation_id="workflows_save_draft", request=WorkflowInput, responses=dict)
+    @extend_schema(
+        operation_id="workflows_save_draft",
+        request=WorkflowInput,
+        responses={
+            200: OpenApiResponse(dict, description="The draft of an existing workflow, saved."),
+            201: OpenApiResponse(dict, description="A new workflow, with this draft."),
+        },
+    )
     def post(self, request: Request) -> Response:
         data = WorkflowInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -82,7 +89,11 @@ class WorkflowDetailView(ProjectAPIView):
 class PublishView(ProjectAPIView):
     required_scope = WORKFLOWS_WRITE
 
-    @extend_schema(operation_id="workflows_publish", request=None, responses=dict)
+    @extend_schema(
+        operation_id="workflows_publish",
+        request=None,
+        responses={201: OpenApiResponse(dict, description="The new version.")},
+    )
     def post(self, request: Request, key: str) -> Response:
         workflow = selectors.workflow_get(self.project, key)
         version = services.workflow_publish(
@@ -125,7 +136,11 @@ class WaitPreviewView(ProjectAPIView):
 class ExecutionsView(ProjectAPIView):
     required_scope = WORKFLOWS_START
 
-    @extend_schema(operation_id="workflows_execute", request=ExecutionInput, responses=dict)
+    @extend_schema(
+        operation_id="workflows_execute",
+        request=ExecutionInput,
+        responses={202: OpenApiResponse(dict, description="The execution, started; journeys follow.")},
+    )
     def post(self, request: Request, key: str) -> Response:
         data = ExecutionInput(data=request.data)
         data.is_valid(raise_exception=True)
