@@ -214,3 +214,12 @@ def test_only_real_iana_zone_names_are_timezones(secret_client: Any, project: An
 def test_a_campaign_list_search_still_works(secret_client: Any) -> None:
     assert secret_client.get("/api/v1/campaigns?q=spring").status_code == 200
     assert not Campaign.objects.exists()
+
+
+# --- what the OpenAPI document promises -------------------------------------------------
+
+
+def test_every_error_of_a_problem_names_its_field_or_null(secret_client: Any) -> None:
+    r = secret_client.post("/api/v1/workflows", {"key": "w", "graph": {}}, format="json")
+    body = problem(r, 422, "invalid_graph")
+    assert body["errors"] and all(error["field"] is None for error in body["errors"])

@@ -13,9 +13,11 @@ from apps.core.problems import PROBLEM_CONTENT_TYPE
 
 
 class ProblemErrorOut(serializers.Serializer):
-    field = serializers.CharField(allow_null=True)
+    field = serializers.CharField(allow_null=True, help_text="The input it concerns; null for the request as a whole.")
     message = serializers.CharField()
     code = serializers.CharField()
+    node = serializers.CharField(required=False, help_text="A workflow graph issue: the node it concerns.")
+    edge = serializers.IntegerField(required=False, help_text="A workflow graph issue: the index of its edge.")
 
 
 class ProblemOut(serializers.Serializer):
