@@ -219,6 +219,20 @@ def test_a_campaign_list_search_still_works(secret_client: Any) -> None:
 # --- what the OpenAPI document promises -------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("path", "parameter"),
+    [
+        ("/api/v1/subscribers?tag=", "tag"),
+        ("/api/v1/subscribers?cursor=", "cursor"),
+        ("/api/v1/dead-letters?origin_kind=", "origin_kind"),
+        ("/api/v1/dead-letters?limit=", "limit"),
+    ],
+)
+def test_an_empty_query_parameter_is_422_naming_it_not_ignored(secret_client: Any, path: str, parameter: str) -> None:
+    body = problem(secret_client.get(path), 422, "validation_error")
+    assert body["errors"][0]["field"] == parameter
+
+
 def test_every_error_of_a_problem_names_its_field_or_null(secret_client: Any) -> None:
     r = secret_client.post("/api/v1/workflows", {"key": "w", "graph": {}}, format="json")
     body = problem(r, 422, "invalid_graph")

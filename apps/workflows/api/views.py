@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.errors import ApplicationError
+from apps.core.query import query_data
 from apps.governance.api.base import ProjectAPIView
 from apps.governance.scopes import READ, WORKFLOWS_START, WORKFLOWS_WRITE
 from apps.workflows import selectors, services
@@ -116,7 +117,7 @@ class WaitPreviewView(ProjectAPIView):
 
     @extend_schema(operation_id="workflows_wait_preview", parameters=[WaitPreviewInput], responses=dict)
     def get(self, request: Request, key: str, number: int) -> Response:
-        query = WaitPreviewInput(data=request.query_params)
+        query = WaitPreviewInput(data=query_data(request.query_params))
         query.is_valid(raise_exception=True)
         workflow = selectors.workflow_get(self.project, key)
         version = selectors.version_get(self.project, workflow, number)
