@@ -1,16 +1,23 @@
-"""Text fields that take only text.
+"""Input fields whose published schema is what they take.
+
+Text fields take only text.
 
 DRF's ``CharField`` (and the fields built on it) turns a JSON number into its digits, so
 ``{"tag": 0}`` is stored as the tag ``"0"`` while the published schema says ``type:
 string``. These refuse anything but a string with the field's ``invalid`` error (a 422
 naming the field), and otherwise behave exactly like DRF's. Query strings and form
 fields are text already, so the same serializer serves a body or a query.
+
+``JSONObjectField`` is DRF's ``JSONField`` documented as what the services it feeds read:
+an object (a segment's rule group, a workflow graph). The untyped default lets a client
+believe any JSON value, null included, is input.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 
@@ -34,4 +41,9 @@ class URLField(_OnlyText, serializers.URLField):
 
 
 class EmailField(_OnlyText, serializers.EmailField):
+    pass
+
+
+@extend_schema_field({"type": "object", "additionalProperties": True})
+class JSONObjectField(serializers.JSONField):
     pass

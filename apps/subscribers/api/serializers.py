@@ -109,12 +109,12 @@ class DeviceIn(serializers.Serializer):
 
 class SegmentIn(serializers.Serializer):
     name = strict.CharField(max_length=200)
-    rules = serializers.JSONField()
+    rules = strict.JSONObjectField()
 
 
 class SegmentPatchIn(serializers.Serializer):
     name = strict.CharField(max_length=200, required=False)
-    rules = serializers.JSONField(required=False)
+    rules = strict.JSONObjectField(required=False)
 
 
 class PageQuery(serializers.Serializer):
@@ -260,7 +260,7 @@ class SubscriberExportOut(serializers.Serializer):
 class SegmentOut(serializers.Serializer):
     id = serializers.IntegerField()
     name = strict.CharField()
-    rules = serializers.JSONField()
+    rules = strict.JSONObjectField()
     count = serializers.IntegerField(help_text="Current number of members.")
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()

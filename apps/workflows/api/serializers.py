@@ -10,7 +10,7 @@ from apps.core import strict_fields as strict
 class WorkflowInput(serializers.Serializer):
     key = strict.SlugField(max_length=64)
     name = strict.CharField(max_length=200, required=False)
-    graph = serializers.JSONField(required=False)
+    graph = strict.JSONObjectField(required=False)
     allow_reentry = serializers.BooleanField(required=False)
 
 
