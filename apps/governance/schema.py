@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.openapi import AutoSchema
+from rest_framework import serializers
 
 from apps.core.api_schema import problem_responses
 
@@ -56,6 +57,17 @@ class ProjectAPISchema(AutoSchema):
         if "{" in self.path:
             statuses += WITH_PATH_OBJECT
         return tuple(sorted(statuses))
+
+    def _map_serializer_field(self, field: Any, direction: Any, bypass_extensions: bool = False) -> dict[str, Any]:
+        schema = super()._map_serializer_field(field, direction, bypass_extensions)
+        # drf-spectacular documents the length bounds of a ListField but not those of a
+        # nested serializer with many=True (a batch's messages), which DRF enforces alike.
+        if isinstance(field, serializers.ListSerializer) and schema.get("type") == "array":
+            if field.min_length is not None:
+                schema.setdefault("minItems", field.min_length)
+            if field.max_length is not None:
+                schema.setdefault("maxItems", field.max_length)
+        return schema
 
     def _get_response_bodies(self, direction: Any = "response") -> dict[str, Any]:
         # Not get_response_serializers: @extend_schema(responses=...) replaces that one.

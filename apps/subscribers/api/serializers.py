@@ -96,7 +96,7 @@ class DeviceIn(serializers.Serializer):
         allow_null=True,
         help_text="A visitor's anonymous id: the device follows them when identify merges them.",
     )
-    platform = strict.CharField()
+    platform = serializers.ChoiceField(choices=Device.Platform.choices)
     token = strict.CharField(max_length=4096)
     subscriber_hash = subscriber_hash_field()
 
