@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.core import strict_fields as strict
@@ -22,10 +23,28 @@ class ChannelsField(serializers.ListField):
         return channels
 
 
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "minLength": 1, "maxLength": 255},
+            {
+                "type": "object",
+                "minProperties": 1,
+                "maxProperties": 1,
+                "additionalProperties": {"type": "string", "minLength": 1},
+            },
+        ]
+    }
+)
+class RecipientField(serializers.JSONField):
+    """An external id, or one ``{kind: destination}``; the publish services check which
+    kinds the channels reach."""
+
+
 class NotificationPublishInput(serializers.Serializer):
     template = strict.CharField(max_length=120, help_text='"key" (latest published) or "key@version".')
     to = serializers.ListField(
-        child=serializers.JSONField(),
+        child=RecipientField(),
         min_length=1,
         max_length=MAX_RECIPIENTS,
         help_text=(
@@ -121,7 +140,7 @@ class BroadcastInput(serializers.Serializer):
 
 
 class EmailMessageInput(serializers.Serializer):
-    to = serializers.JSONField(help_text='An external id, or {"email": "a@example.com"}.')
+    to = RecipientField(help_text='An external id, or {"email": "a@example.com"}.')
     template = strict.CharField(max_length=120, required=False)
     data = serializers.DictField(default=dict)
     subject = strict.CharField(max_length=998, required=False)
@@ -140,7 +159,7 @@ class EmailMessageInput(serializers.Serializer):
 
 
 class PushMessageInput(serializers.Serializer):
-    to = serializers.JSONField(help_text='An external id (all active devices), or {"push_token": "..."}.')
+    to = RecipientField(help_text='An external id (all active devices), or {"push_token": "..."}.')
     template = strict.CharField(max_length=120, required=False)
     data = serializers.DictField(default=dict)
     title = strict.CharField(max_length=200, required=False)
