@@ -214,3 +214,52 @@ def test_only_real_iana_zone_names_are_timezones(secret_client: Any, project: An
 def test_a_campaign_list_search_still_works(secret_client: Any) -> None:
     assert secret_client.get("/api/v1/campaigns?q=spring").status_code == 200
     assert not Campaign.objects.exists()
+
+
+# --- what the OpenAPI document promises -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "parameter"),
+    [
+        ("/api/v1/subscribers?tag=", "tag"),
+        ("/api/v1/subscribers?cursor=", "cursor"),
+        ("/api/v1/dead-letters?origin_kind=", "origin_kind"),
+        ("/api/v1/dead-letters?limit=", "limit"),
+    ],
+)
+def test_an_empty_query_parameter_is_422_naming_it_not_ignored(secret_client: Any, path: str, parameter: str) -> None:
+    body = problem(secret_client.get(path), 422, "validation_error")
+    assert body["errors"][0]["field"] == parameter
+
+
+@pytest.mark.parametrize(
+    ("path", "payload", "field"),
+    [
+        ("/api/v1/subscribers/identify", {"external_id": 7}, "external_id"),
+        ("/api/v1/subscribers/identify", {"external_id": "u1", "subscriber_hash": 0}, "subscriber_hash"),
+        ("/api/v1/dead-letters/replay", {"error_contains": 0}, "error_contains"),
+        ("/api/v1/workflows", {"key": 5}, "key"),
+    ],
+)
+def test_a_number_where_the_schema_says_string_is_422(secret_client: Any, path: str, payload: Any, field: str) -> None:
+    body = problem(secret_client.post(path, payload, format="json"), 422, "validation_error")
+    assert body["errors"][0]["field"] == field
+    assert not Subscriber.objects.exists() and not Workflow.objects.exists()
+
+
+@pytest.mark.parametrize("action", ["start", "pause", "resume", "cancel", "retry"])
+def test_every_campaign_control_refuses_a_body_it_cannot_parse(secret_client: Any, project: Any, action: str) -> None:
+    make_template(project)
+    created = secret_client.post("/api/v1/campaigns", {"name": "A", "template": "welcome"}, format="json")
+    assert created.status_code == 201, created.content
+    path = f"/api/v1/campaigns/{created.json()['id']}/{action}"
+    problem(raw_post(secret_client, path, "{not json"), 400, "malformed_body")
+    problem(secret_client.post(path, {"reason": 5}, format="json"), 422, "validation_error")
+    assert Campaign.objects.get().state == "draft"
+
+
+def test_every_error_of_a_problem_names_its_field_or_null(secret_client: Any) -> None:
+    r = secret_client.post("/api/v1/workflows", {"key": "w", "graph": {}}, format="json")
+    body = problem(r, 422, "invalid_graph")
+    assert body["errors"] and all(error["field"] is None for error in body["errors"])

@@ -13,9 +13,11 @@ from apps.core.problems import PROBLEM_CONTENT_TYPE
 
 
 class ProblemErrorOut(serializers.Serializer):
-    field = serializers.CharField(allow_null=True)
+    field = serializers.CharField(allow_null=True, help_text="The input it concerns; null for the request as a whole.")
     message = serializers.CharField()
     code = serializers.CharField()
+    node = serializers.CharField(required=False, help_text="A workflow graph issue: the node it concerns.")
+    edge = serializers.IntegerField(required=False, help_text="A workflow graph issue: the index of its edge.")
 
 
 class ProblemOut(serializers.Serializer):
@@ -30,6 +32,7 @@ class ProblemOut(serializers.Serializer):
 
 
 _PROBLEM_TEXT = {
+    400: "The request could not be read: a malformed body, Content-Length or Idempotency-Key.",
     401: "No API key, or not a valid one.",
     403: "The key lacks the scope this endpoint needs.",
     404: "No such object in this project.",
@@ -37,14 +40,17 @@ _PROBLEM_TEXT = {
     413: "The body is over the size limit.",
     415: "Unsupported media type.",
     422: "Invalid input; errors name each field.",
+    429: "Over the key's request budget; Retry-After says when to try again.",
 }
 
 
-def problem_responses(*statuses: int) -> dict[Any, Any]:
+def problem_responses(*statuses: int, always: bool = True) -> dict[Any, Any]:
     """``extend_schema`` responses for the problems an endpoint can answer.
 
-    Every endpoint needs a key with a scope, so 401 and 403 are always listed."""
+    Every endpoint needs a key with a scope, so 401 and 403 are listed unless ``always``
+    is false."""
+    listed = (401, 403, *statuses) if always else statuses
     return {
         (status, PROBLEM_CONTENT_TYPE): OpenApiResponse(ProblemOut, description=_PROBLEM_TEXT.get(status, "Error"))
-        for status in dict.fromkeys((401, 403, *statuses))
+        for status in dict.fromkeys(listed)
     }

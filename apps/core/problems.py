@@ -55,6 +55,10 @@ def problem_body(status: int, code: str, detail: str, **extra: Any) -> dict[str,
         "detail": detail,
     }
     body.update({k: v for k, v in extra.items() if v is not None})
+    if isinstance(body.get("errors"), list):
+        # Every entry names its field, null when it concerns no one field (a graph issue
+        # names its node or edge instead): clients read one shape.
+        body["errors"] = [{"field": None, **e} if isinstance(e, dict) else e for e in body["errors"]]
     return body
 
 

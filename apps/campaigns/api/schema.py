@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from apps.core import strict_fields as strict
+
 
 class CampaignCountersOut(serializers.Serializer):
     total = serializers.IntegerField()
@@ -78,4 +80,4 @@ class CampaignListOut(serializers.Serializer):
 
 
 class CampaignPauseInput(serializers.Serializer):
-    reason = serializers.CharField(required=False, max_length=255)
+    reason = strict.CharField(required=False, max_length=255)

@@ -8,6 +8,7 @@ from typing import Any
 from rest_framework import serializers
 
 from apps.campaigns.models import AudienceKind, CampaignSettings
+from apps.core import strict_fields as strict
 from apps.delivery.models import Connector, Template
 from apps.subscribers.models import Segment
 
@@ -15,19 +16,19 @@ from apps.subscribers.models import Segment
 class AudienceInput(serializers.Serializer):
     kind = serializers.ChoiceField(choices=AudienceKind.choices, default=AudienceKind.EVERYONE)
     segment = serializers.IntegerField(required=False, allow_null=True)
-    tag = serializers.CharField(required=False, allow_blank=True, max_length=64)
-    list = serializers.ListField(child=serializers.CharField(max_length=255), required=False, max_length=100_000)
+    tag = strict.CharField(required=False, allow_blank=True, max_length=64)
+    list = serializers.ListField(child=strict.CharField(max_length=255), required=False, max_length=100_000)
 
 
 class CampaignInput(serializers.Serializer):
-    name = serializers.CharField(max_length=200)
-    template = serializers.CharField(max_length=100, help_text="Template key.")
+    name = strict.CharField(max_length=200)
+    template = strict.CharField(max_length=100, help_text="Template key.")
     connector = serializers.IntegerField(required=False, allow_null=True)
     audience = AudienceInput(required=False)
     send_at = serializers.DateTimeField(required=False, allow_null=True)
     max_rate = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1_000_000)
     initial_rate = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=1_000_000)
-    category = serializers.CharField(required=False, max_length=64, allow_blank=True)
+    category = strict.CharField(required=False, max_length=64, allow_blank=True)
 
     def resolve(self, project: Any) -> dict[str, Any]:
         """Validated data as service keyword arguments (only the fields that were sent)."""

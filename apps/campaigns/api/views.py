@@ -13,6 +13,7 @@ from apps.campaigns.api.schema import CampaignActionOut, CampaignListOut, Campai
 from apps.campaigns.api.serializers import CampaignInput, CampaignSettingsInput
 from apps.campaigns.models import Campaign
 from apps.campaigns.selectors import campaign_get, campaign_list, campaign_progress, campaign_settings
+from apps.core.api_schema import problem_responses
 from apps.governance.api.base import ProjectAPIView
 from apps.governance.scopes import CAMPAIGNS_WRITE, READ
 
@@ -84,7 +85,12 @@ class CampaignView(ProjectAPIView):
     def get(self, request: Request, campaign_id: int) -> Response:
         return Response(campaign_out(campaign_get(self.project, campaign_id)))
 
-    @extend_schema(operation_id="campaign_update", tags=["campaigns"], request=CampaignInput, responses=CampaignOut)
+    @extend_schema(
+        operation_id="campaign_update",
+        tags=["campaigns"],
+        request=CampaignInput,
+        responses={200: CampaignOut, **problem_responses(409)},
+    )
     def patch(self, request: Request, campaign_id: int) -> Response:
         campaign = campaign_get(self.project, campaign_id)
         data = CampaignInput(data=request.data, partial=True)
@@ -92,7 +98,7 @@ class CampaignView(ProjectAPIView):
         campaign = services.campaign_update(campaign=campaign, **data.resolve(self.project))
         return Response(campaign_out(campaign_get(self.project, campaign.pk)))
 
-    @extend_schema(operation_id="campaign_delete", tags=["campaigns"], responses={204: None})
+    @extend_schema(operation_id="campaign_delete", tags=["campaigns"], responses={204: None, **problem_responses(409)})
     def delete(self, request: Request, campaign_id: int) -> Response:
         services.campaign_delete(campaign=campaign_get(self.project, campaign_id))
         return Response(status=204)
@@ -109,12 +115,16 @@ class CampaignActionView(ProjectAPIView):
         description="start, pause (optional reason), resume, cancel, or retry dead letters only.",
     )
     def post(self, request: Request, campaign_id: int) -> Response:
+        # Every control reads the documented body, so a malformed one is refused (400, 422)
+        # rather than ignored by the actions that take no reason.
         campaign = campaign_get(self.project, campaign_id)
+        body = CampaignPauseInput(data=request.data)
+        body.is_valid(raise_exception=True)
         extra: dict[str, Any] = {}
         if self.action == "start":
             lifecycle.campaign_start(campaign=campaign)
         elif self.action == "pause":
-            lifecycle.campaign_pause(campaign=campaign, reason=str(request.data.get("reason") or "Paused by hand."))
+            lifecycle.campaign_pause(campaign=campaign, reason=body.validated_data.get("reason") or "Paused by hand.")
         elif self.action == "resume":
             lifecycle.campaign_resume(campaign=campaign)
         elif self.action == "cancel":

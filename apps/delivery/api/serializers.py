@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from apps.core import strict_fields as strict
 from apps.subscribers.models import Channel
 
 FILTERS = ("channel", "origin_kind", "error_contains", "failed_after", "failed_before")
@@ -11,8 +12,8 @@ FILTERS = ("channel", "origin_kind", "error_contains", "failed_after", "failed_b
 
 class DeadLetterFilterInput(serializers.Serializer):
     channel = serializers.ChoiceField(choices=Channel.choices, required=False)
-    origin_kind = serializers.CharField(max_length=32, required=False)
-    error_contains = serializers.CharField(max_length=200, required=False)
+    origin_kind = strict.CharField(max_length=32, required=False)
+    error_contains = strict.CharField(max_length=200, required=False)
     failed_after = serializers.DateTimeField(required=False)
     failed_before = serializers.DateTimeField(required=False)
 

@@ -7,6 +7,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.errors import NotFound
+from apps.core.query import query_data
 from apps.delivery.api.output import deliveries_with_history, delivery_dict
 from apps.delivery.api.schema import DeadLetterPageOut, ReplayOut, SubscriberMessagesOut, problems
 from apps.delivery.api.serializers import DeadLetterListInput, DeadLetterReplayInput
@@ -27,7 +28,7 @@ class DeadLetterListView(ProjectAPIView):
         responses={200: OpenApiResponse(DeadLetterPageOut, description="Dead letters, newest first."), **problems(422)},
     )
     def get(self, request: Request) -> Response:
-        params = DeadLetterListInput(data=request.query_params)
+        params = DeadLetterListInput(data=query_data(request.query_params))
         params.is_valid(raise_exception=True)
         filters = dict(params.validated_data)
         limit, before = filters.pop("limit"), filters.pop("before", None)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from apps.core import strict_fields as strict
 from apps.notifications.models import Priority
 from apps.subscribers.models import Channel
 
@@ -21,10 +23,28 @@ class ChannelsField(serializers.ListField):
         return channels
 
 
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "minLength": 1, "maxLength": 255},
+            {
+                "type": "object",
+                "minProperties": 1,
+                "maxProperties": 1,
+                "additionalProperties": {"type": "string", "minLength": 1},
+            },
+        ]
+    }
+)
+class RecipientField(serializers.JSONField):
+    """An external id, or one ``{kind: destination}``; the publish services check which
+    kinds the channels reach."""
+
+
 class NotificationPublishInput(serializers.Serializer):
-    template = serializers.CharField(max_length=120, help_text='"key" (latest published) or "key@version".')
+    template = strict.CharField(max_length=120, help_text='"key" (latest published) or "key@version".')
     to = serializers.ListField(
-        child=serializers.JSONField(),
+        child=RecipientField(),
         min_length=1,
         max_length=MAX_RECIPIENTS,
         help_text=(
@@ -100,12 +120,12 @@ def publish_input_plain(data: object) -> dict | None:
 
 
 class BroadcastInput(serializers.Serializer):
-    template = serializers.CharField(max_length=120)
+    template = strict.CharField(max_length=120)
     channels = ChannelsField(min_length=1)
     segment = serializers.IntegerField(required=False, min_value=1)
-    tag = serializers.CharField(required=False, max_length=64)
+    tag = strict.CharField(required=False, max_length=64)
     subscribers = serializers.ListField(
-        child=serializers.CharField(max_length=255), required=False, min_length=1, max_length=10_000
+        child=strict.CharField(max_length=255), required=False, min_length=1, max_length=10_000
     )
     data = serializers.DictField(default=dict)
     send_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
@@ -120,14 +140,14 @@ class BroadcastInput(serializers.Serializer):
 
 
 class EmailMessageInput(serializers.Serializer):
-    to = serializers.JSONField(help_text='An external id, or {"email": "a@example.com"}.')
-    template = serializers.CharField(max_length=120, required=False)
+    to = RecipientField(help_text='An external id, or {"email": "a@example.com"}.')
+    template = strict.CharField(max_length=120, required=False)
     data = serializers.DictField(default=dict)
-    subject = serializers.CharField(max_length=998, required=False)
-    text = serializers.CharField(required=False, allow_blank=True)
-    html = serializers.CharField(required=False, allow_blank=True)
-    key = serializers.CharField(max_length=200, required=False, help_text="Your idempotency key for this message.")
-    category = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+    subject = strict.CharField(max_length=998, required=False)
+    text = strict.CharField(required=False, allow_blank=True)
+    html = strict.CharField(required=False, allow_blank=True)
+    key = strict.CharField(max_length=200, required=False, help_text="Your idempotency key for this message.")
+    category = strict.CharField(max_length=64, required=False, allow_blank=True, default="")
 
     def validate(self, attrs: dict) -> dict:
         if "template" in attrs:
@@ -139,15 +159,15 @@ class EmailMessageInput(serializers.Serializer):
 
 
 class PushMessageInput(serializers.Serializer):
-    to = serializers.JSONField(help_text='An external id (all active devices), or {"push_token": "..."}.')
-    template = serializers.CharField(max_length=120, required=False)
+    to = RecipientField(help_text='An external id (all active devices), or {"push_token": "..."}.')
+    template = strict.CharField(max_length=120, required=False)
     data = serializers.DictField(default=dict)
-    title = serializers.CharField(max_length=200, required=False)
-    body = serializers.CharField(max_length=4000, required=False)
-    image = serializers.URLField(required=False)
+    title = strict.CharField(max_length=200, required=False)
+    body = strict.CharField(max_length=4000, required=False)
+    image = strict.URLField(required=False)
     payload = serializers.DictField(required=False, default=dict, help_text="Push data dictionary.")
-    key = serializers.CharField(max_length=200, required=False)
-    category = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+    key = strict.CharField(max_length=200, required=False)
+    category = strict.CharField(max_length=64, required=False, allow_blank=True, default="")
 
     def validate(self, attrs: dict) -> dict:
         if "template" in attrs:

@@ -7,6 +7,7 @@ from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.query import query_data
 from apps.governance.scopes import READ, SUBSCRIBERS_WRITE
 from apps.subscribers import selectors
 from apps.subscribers.api import serializers as s
@@ -96,7 +97,7 @@ class SegmentSubscribersView(SubscribersAPIView):
         responses={200: s.SegmentMembersPageOut, **problems(403, 404, 422)},
     )
     def get(self, request: Request, segment_id: int) -> Response:
-        q = valid(s.PageQuery, request.query_params)
+        q = valid(s.PageQuery, query_data(request.query_params))
         segment = selectors.segment_get(self.project, segment_id)
         qs = selectors.subscriber_list(self.project, segment_id=segment.pk, after_id=decode_cursor(q.get("cursor")))
         rows, next_cursor = page(qs, q["limit"])

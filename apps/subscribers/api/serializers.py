@@ -6,6 +6,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from apps.core import strict_fields as strict
 from apps.subscribers.models import Channel, Device, ImportJob, Segment, Subscriber, TagEvent
 from apps.subscribers.validation import TAGS_PER_REQUEST, TAGS_PER_SUBSCRIBER
 
@@ -18,7 +19,7 @@ SUBSCRIBER_HASH_HELP = (
 
 
 def subscriber_hash_field() -> serializers.CharField:
-    return serializers.CharField(max_length=128, required=False, help_text=SUBSCRIBER_HASH_HELP)
+    return strict.CharField(max_length=128, required=False, help_text=SUBSCRIBER_HASH_HELP)
 
 
 def _hash_needs_external_id(attrs: dict[str, Any]) -> None:
@@ -27,12 +28,12 @@ def _hash_needs_external_id(attrs: dict[str, Any]) -> None:
 
 
 class IdentifyIn(serializers.Serializer):
-    external_id = serializers.CharField(max_length=255, required=False, allow_null=True)
-    anonymous_id = serializers.CharField(max_length=255, required=False, allow_null=True)
-    email = serializers.CharField(max_length=254, required=False, allow_blank=True)
-    phone = serializers.CharField(max_length=32, required=False, allow_blank=True)
-    timezone = serializers.CharField(max_length=64, required=False, allow_blank=True)
-    locale = serializers.CharField(max_length=35, required=False, allow_blank=True)
+    external_id = strict.CharField(max_length=255, required=False, allow_null=True)
+    anonymous_id = strict.CharField(max_length=255, required=False, allow_null=True)
+    email = strict.CharField(max_length=254, required=False, allow_blank=True)
+    phone = strict.CharField(max_length=32, required=False, allow_blank=True)
+    timezone = strict.CharField(max_length=64, required=False, allow_blank=True)
+    locale = strict.CharField(max_length=35, required=False, allow_blank=True)
     attributes = serializers.DictField(required=False)
     subscriber_hash = subscriber_hash_field()
 
@@ -44,23 +45,23 @@ class IdentifyIn(serializers.Serializer):
 
 
 class PreferenceIn(serializers.Serializer):
-    channel = serializers.CharField()
-    category = serializers.CharField(required=False, allow_blank=True, default="")
+    channel = strict.CharField()
+    category = strict.CharField(required=False, allow_blank=True, default="")
     opted_out = serializers.BooleanField()
 
 
 class SubscriberPatchIn(serializers.Serializer):
-    email = serializers.CharField(max_length=254, required=False, allow_blank=True)
-    phone = serializers.CharField(max_length=32, required=False, allow_blank=True)
-    timezone = serializers.CharField(max_length=64, required=False, allow_blank=True)
-    locale = serializers.CharField(max_length=35, required=False, allow_blank=True)
+    email = strict.CharField(max_length=254, required=False, allow_blank=True)
+    phone = strict.CharField(max_length=32, required=False, allow_blank=True)
+    timezone = strict.CharField(max_length=64, required=False, allow_blank=True)
+    locale = strict.CharField(max_length=35, required=False, allow_blank=True)
     attributes = serializers.DictField(required=False)
     preferences = PreferenceIn(many=True, required=False)
 
 
 def _tag_names(verb: str) -> serializers.ListField:
     return serializers.ListField(
-        child=serializers.CharField(trim_whitespace=False, allow_blank=True),
+        child=strict.CharField(trim_whitespace=False, allow_blank=True),
         default=list,
         max_length=TAGS_PER_REQUEST,
         help_text=(
@@ -88,15 +89,15 @@ class TagsQuery(serializers.Serializer):
 
 
 class DeviceIn(serializers.Serializer):
-    external_id = serializers.CharField(max_length=255, required=False, allow_null=True)
-    anonymous_id = serializers.CharField(
+    external_id = strict.CharField(max_length=255, required=False, allow_null=True)
+    anonymous_id = strict.CharField(
         max_length=255,
         required=False,
         allow_null=True,
         help_text="A visitor's anonymous id: the device follows them when identify merges them.",
     )
-    platform = serializers.CharField()
-    token = serializers.CharField(max_length=4096)
+    platform = serializers.ChoiceField(choices=Device.Platform.choices)
+    token = strict.CharField(max_length=4096)
     subscriber_hash = subscriber_hash_field()
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -107,24 +108,24 @@ class DeviceIn(serializers.Serializer):
 
 
 class SegmentIn(serializers.Serializer):
-    name = serializers.CharField(max_length=200)
-    rules = serializers.JSONField()
+    name = strict.CharField(max_length=200)
+    rules = strict.JSONObjectField()
 
 
 class SegmentPatchIn(serializers.Serializer):
-    name = serializers.CharField(max_length=200, required=False)
-    rules = serializers.JSONField(required=False)
+    name = strict.CharField(max_length=200, required=False)
+    rules = strict.JSONObjectField(required=False)
 
 
 class PageQuery(serializers.Serializer):
-    cursor = serializers.CharField(required=False, help_text="The next_cursor of the previous page.")
+    cursor = strict.CharField(required=False, help_text="The next_cursor of the previous page.")
     limit = serializers.IntegerField(required=False, min_value=1, max_value=500, default=50)
 
 
 class ListQuery(PageQuery):
-    tag = serializers.CharField(required=False, help_text="Only subscribers carrying this tag.")
+    tag = strict.CharField(required=False, help_text="Only subscribers carrying this tag.")
     segment = serializers.IntegerField(required=False, help_text="Only members of this segment (id).")
-    email = serializers.CharField(required=False, help_text="Exact email address.")
+    email = strict.CharField(required=False, help_text="Exact email address.")
     created_after = serializers.DateTimeField(required=False)
     created_before = serializers.DateTimeField(required=False)
 
@@ -145,25 +146,25 @@ NEXT_CURSOR_HELP = "Pass as ?cursor= for the next page; null at the end."
 
 class SegmentRefOut(serializers.Serializer):
     id = serializers.IntegerField()
-    name = serializers.CharField()
+    name = strict.CharField()
 
 
 class PreferenceOut(serializers.Serializer):
     channel = serializers.ChoiceField(choices=Channel.choices)
-    category = serializers.CharField(allow_blank=True)
+    category = strict.CharField(allow_blank=True)
     opted_out = serializers.BooleanField()
 
 
 class DeviceOut(serializers.Serializer):
     platform = serializers.ChoiceField(choices=Device.Platform.choices)
-    token = serializers.CharField()
+    token = strict.CharField()
     active = serializers.BooleanField()
     last_seen_at = serializers.DateTimeField(allow_null=True)
 
 
 class DeviceOwnerOut(serializers.Serializer):
-    external_id = serializers.CharField(allow_null=True)
-    anonymous_id = serializers.CharField(allow_null=True)
+    external_id = strict.CharField(allow_null=True)
+    anonymous_id = strict.CharField(allow_null=True)
 
 
 class DeviceRegisteredOut(DeviceOut):
@@ -172,19 +173,19 @@ class DeviceRegisteredOut(DeviceOut):
 
 class SubscriberOut(serializers.Serializer):
     id = serializers.IntegerField()
-    external_id = serializers.CharField(allow_null=True)
-    anonymous_id = serializers.CharField(allow_null=True)
-    email = serializers.CharField(allow_blank=True)
-    phone = serializers.CharField(allow_blank=True)
-    timezone = serializers.CharField(allow_blank=True)
-    locale = serializers.CharField(allow_blank=True)
+    external_id = strict.CharField(allow_null=True)
+    anonymous_id = strict.CharField(allow_null=True)
+    email = strict.CharField(allow_blank=True)
+    phone = strict.CharField(allow_blank=True)
+    timezone = strict.CharField(allow_blank=True)
+    locale = strict.CharField(allow_blank=True)
     attributes = serializers.DictField()
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
 
 
 class SubscriberTaggedOut(SubscriberOut):
-    tags = serializers.ListField(child=serializers.CharField())
+    tags = serializers.ListField(child=strict.CharField())
 
 
 class IdentifyOut(serializers.Serializer):
@@ -192,16 +193,16 @@ class IdentifyOut(serializers.Serializer):
     the subscriber's id and the ids they sent."""
 
     id = serializers.IntegerField()
-    external_id = serializers.CharField(allow_null=True)
-    anonymous_id = serializers.CharField(allow_null=True)
-    email = serializers.CharField(allow_blank=True, required=False)
-    phone = serializers.CharField(allow_blank=True, required=False)
-    timezone = serializers.CharField(allow_blank=True, required=False)
-    locale = serializers.CharField(allow_blank=True, required=False)
+    external_id = strict.CharField(allow_null=True)
+    anonymous_id = strict.CharField(allow_null=True)
+    email = strict.CharField(allow_blank=True, required=False)
+    phone = strict.CharField(allow_blank=True, required=False)
+    timezone = strict.CharField(allow_blank=True, required=False)
+    locale = strict.CharField(allow_blank=True, required=False)
     attributes = serializers.DictField(required=False)
     created_at = serializers.DateTimeField(required=False)
     updated_at = serializers.DateTimeField(required=False)
-    tags = serializers.ListField(child=serializers.CharField(), required=False)
+    tags = serializers.ListField(child=strict.CharField(), required=False)
 
 
 class SubscriberDetailOut(SubscriberTaggedOut):
@@ -212,21 +213,21 @@ class SubscriberDetailOut(SubscriberTaggedOut):
 
 class SubscriberPageOut(serializers.Serializer):
     results = SubscriberTaggedOut(many=True)
-    next_cursor = serializers.CharField(allow_null=True, help_text=NEXT_CURSOR_HELP)
+    next_cursor = strict.CharField(allow_null=True, help_text=NEXT_CURSOR_HELP)
 
 
 class SegmentMembersPageOut(serializers.Serializer):
     results = SubscriberOut(many=True)
-    next_cursor = serializers.CharField(allow_null=True, help_text=NEXT_CURSOR_HELP)
+    next_cursor = strict.CharField(allow_null=True, help_text=NEXT_CURSOR_HELP)
 
 
 class TagsOut(serializers.Serializer):
-    tags = serializers.ListField(child=serializers.CharField())
+    tags = serializers.ListField(child=strict.CharField())
     segments = SegmentRefOut(many=True, help_text="The segments the subscriber is in after the change.")
 
 
 class TagEventOut(serializers.Serializer):
-    tag = serializers.CharField()
+    tag = strict.CharField()
     action = serializers.ChoiceField(choices=TagEvent.Action.choices)
     source = serializers.ChoiceField(choices=TagEvent.Source.choices)
     at = serializers.DateTimeField()
@@ -234,32 +235,32 @@ class TagEventOut(serializers.Serializer):
 
 class ExportDeviceOut(serializers.Serializer):
     platform = serializers.ChoiceField(choices=Device.Platform.choices)
-    token = serializers.CharField()
+    token = strict.CharField()
     active = serializers.BooleanField()
     created_at = serializers.DateTimeField()
 
 
 class SubscriberExportOut(serializers.Serializer):
-    external_id = serializers.CharField(allow_null=True)
-    anonymous_ids = serializers.ListField(child=serializers.CharField())
-    email = serializers.CharField(allow_blank=True)
-    phone = serializers.CharField(allow_blank=True)
-    timezone = serializers.CharField(allow_blank=True)
-    locale = serializers.CharField(allow_blank=True)
+    external_id = strict.CharField(allow_null=True)
+    anonymous_ids = serializers.ListField(child=strict.CharField())
+    email = strict.CharField(allow_blank=True)
+    phone = strict.CharField(allow_blank=True)
+    timezone = strict.CharField(allow_blank=True)
+    locale = strict.CharField(allow_blank=True)
     attributes = serializers.DictField()
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
-    tags = serializers.ListField(child=serializers.CharField())
+    tags = serializers.ListField(child=strict.CharField())
     tag_events = TagEventOut(many=True)
     devices = ExportDeviceOut(many=True)
-    segments = serializers.ListField(child=serializers.CharField(), help_text="Segment names.")
+    segments = serializers.ListField(child=strict.CharField(), help_text="Segment names.")
     preferences = PreferenceOut(many=True)
 
 
 class SegmentOut(serializers.Serializer):
     id = serializers.IntegerField()
-    name = serializers.CharField()
-    rules = serializers.JSONField()
+    name = strict.CharField()
+    rules = strict.JSONObjectField()
     count = serializers.IntegerField(help_text="Current number of members.")
     created_at = serializers.DateTimeField()
     updated_at = serializers.DateTimeField()
@@ -271,14 +272,14 @@ class SegmentListOut(serializers.Serializer):
 
 class ImportRowErrorOut(serializers.Serializer):
     line = serializers.IntegerField()
-    message = serializers.CharField()
+    message = strict.CharField()
 
 
 class ImportJobOut(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.ChoiceField(choices=ImportJob.Status.choices)
     format = serializers.ChoiceField(choices=ImportJob.Format.choices)
-    file_name = serializers.CharField(allow_blank=True)
+    file_name = strict.CharField(allow_blank=True)
     size_bytes = serializers.IntegerField()
     rows_total = serializers.IntegerField(allow_null=True)
     rows_done = serializers.IntegerField()
@@ -286,7 +287,7 @@ class ImportJobOut(serializers.Serializer):
     rows_failed = serializers.IntegerField()
     errors = ImportRowErrorOut(many=True, help_text="Rejected rows, by line; at most 1000.")
     errors_truncated = serializers.BooleanField()
-    error = serializers.CharField(allow_null=True, help_text="Why the whole job failed, if it did.")
+    error = strict.CharField(allow_null=True, help_text="Why the whole job failed, if it did.")
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)

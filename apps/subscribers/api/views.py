@@ -11,6 +11,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.query import query_data
 from apps.governance.scopes import DEVICES_WRITE, READ, SUBSCRIBERS_WRITE, TAGS_WRITE
 from apps.subscribers import selectors
 from apps.subscribers.api import serializers as s
@@ -92,7 +93,7 @@ class SubscriberListView(SubscribersAPIView):
         responses={200: s.SubscriberPageOut, **problems(403, 422)},
     )
     def get(self, request: Request) -> Response:
-        q = valid(s.ListQuery, request.query_params)
+        q = valid(s.ListQuery, query_data(request.query_params))
         qs = selectors.subscriber_list(
             self.project,
             tag=q.get("tag"),
@@ -203,7 +204,7 @@ class SubscriberTagsView(SubscribersAPIView):
     )
     def post(self, request: Request, external_id: str) -> Response:
         data = valid(s.TagsIn, request.data)
-        if valid(s.TagsQuery, request.query_params)["id_type"] == "anonymous":
+        if valid(s.TagsQuery, query_data(request.query_params))["id_type"] == "anonymous":
             if data.get("subscriber_hash"):
                 raise ValidationError({"subscriber_hash": "A subscriber_hash goes with the external_id it signs."})
             subscriber = selectors.subscriber_by_anonymous_id(self.project, external_id)

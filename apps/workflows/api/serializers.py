@@ -4,18 +4,20 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from apps.core import strict_fields as strict
+
 
 class WorkflowInput(serializers.Serializer):
-    key = serializers.SlugField(max_length=64)
-    name = serializers.CharField(max_length=200, required=False)
-    graph = serializers.JSONField(required=False)
+    key = strict.SlugField(max_length=64)
+    name = strict.CharField(max_length=200, required=False)
+    graph = strict.JSONObjectField(required=False)
     allow_reentry = serializers.BooleanField(required=False)
 
 
 class ExecutionInput(serializers.Serializer):
-    external_ids = serializers.ListField(child=serializers.CharField(max_length=255), required=False, max_length=10_000)
+    external_ids = serializers.ListField(child=strict.CharField(max_length=255), required=False, max_length=10_000)
     segment = serializers.IntegerField(required=False, min_value=1)
-    tag = serializers.CharField(required=False, max_length=64)
+    tag = strict.CharField(required=False, max_length=64)
     everyone = serializers.BooleanField(required=False)
     version = serializers.IntegerField(required=False, min_value=1)
 
@@ -29,7 +31,7 @@ class ExecutionInput(serializers.Serializer):
 
 
 class WaitPreviewInput(serializers.Serializer):
-    node = serializers.CharField(max_length=64)
-    subscriber = serializers.CharField(max_length=255, required=False)
+    node = strict.CharField(max_length=64)
+    subscriber = strict.CharField(max_length=255, required=False)
     at = serializers.DateTimeField(required=False)
-    timezone = serializers.CharField(max_length=64, required=False)
+    timezone = strict.CharField(max_length=64, required=False)

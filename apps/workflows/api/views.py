@@ -11,6 +11,7 @@ from rest_framework.response import Response
 
 from apps.core.api_schema import problem_responses
 from apps.core.errors import ApplicationError
+from apps.core.query import query_data
 from apps.governance.api.base import ProjectAPIView
 from apps.governance.scopes import READ, WORKFLOWS_START, WORKFLOWS_WRITE
 from apps.workflows import selectors, services
@@ -64,7 +65,14 @@ class WorkflowsView(ProjectAPIView):
     def get(self, request: Request) -> Response:
         return Response({"results": [workflow_data(w) for w in selectors.workflow_list(self.project)]})
 
-    @extend_schema(operation_id="workflows_save_draft", request=WorkflowInput, responses=dict)
+    @extend_schema(
+        operation_id="workflows_save_draft",
+        request=WorkflowInput,
+        responses={
+            200: OpenApiResponse(dict, description="The draft of an existing workflow, saved."),
+            201: OpenApiResponse(dict, description="A new workflow, with this draft."),
+        },
+    )
     def post(self, request: Request) -> Response:
         data = WorkflowInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -116,7 +124,7 @@ class WaitPreviewView(ProjectAPIView):
 
     @extend_schema(operation_id="workflows_wait_preview", parameters=[WaitPreviewInput], responses=dict)
     def get(self, request: Request, key: str, number: int) -> Response:
-        query = WaitPreviewInput(data=request.query_params)
+        query = WaitPreviewInput(data=query_data(request.query_params))
         query.is_valid(raise_exception=True)
         workflow = selectors.workflow_get(self.project, key)
         version = selectors.version_get(self.project, workflow, number)
@@ -136,7 +144,11 @@ class WaitPreviewView(ProjectAPIView):
 class ExecutionsView(ProjectAPIView):
     required_scope = WORKFLOWS_START
 
-    @extend_schema(operation_id="workflows_execute", request=ExecutionInput, responses=dict)
+    @extend_schema(
+        operation_id="workflows_execute",
+        request=ExecutionInput,
+        responses={202: OpenApiResponse(dict, description="The execution, started; journeys follow.")},
+    )
     def post(self, request: Request, key: str) -> Response:
         data = ExecutionInput(data=request.data)
         data.is_valid(raise_exception=True)
