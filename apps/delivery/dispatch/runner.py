@@ -12,9 +12,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.delivery.dispatch.claim import Claimed, claim_batch
+from apps.delivery.dispatch.guard import batch_record, group_process
 from apps.delivery.dispatch.outcome import RowResult
-from apps.delivery.dispatch.process import process_group
-from apps.delivery.dispatch.record import record_results
 from apps.delivery.redis_client import get_redis
 from apps.delivery.services.common import events_write
 from apps.delivery.wake import DISPATCH_TASK, clear_flag, wake_now
@@ -79,8 +78,8 @@ def dispatch_batch(lane: str, *, limit: int | None = None) -> int:
         groups[(row.project_id, row.channel, row.connector_id)].append(row)
     results: list[RowResult] = []
     for (project_id, channel, connector_id), group in groups.items():
-        results += process_group(project_id, channel, connector_id, group)
-    record_results(token, results, timezone.now())
+        results += group_process(project_id, channel, connector_id, group)
+    batch_record(token, results)
     return len(rows)
 
 

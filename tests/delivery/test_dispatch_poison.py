@@ -1,0 +1,165 @@
+"""A message that breaks while it is prepared, rendered or sent fails alone (real Postgres
+and Redis, one batch at a time in this process)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.utils import timezone
+
+from apps.delivery.channels.dryrun import dryrun_reset
+from apps.delivery.dispatch import dispatch_batch
+from apps.delivery.dispatch.prepare import _senders
+from apps.delivery.models import Attempt, Delivery, DeliveryEvent
+from apps.delivery.origins import origin_content_decorators, origin_hold_checks, origin_listeners
+from apps.delivery.services import DeliveryRequest, deliveries_enqueue
+from apps.notifications.router import outbox_relay
+from tests.delivery.conftest import make_connector, redis_clear
+from tests.notifications.conftest import make_template
+
+pytestmark = pytest.mark.django_db
+
+KIND = "poison_test"
+POISON = "poison@example.com"
+OUTCOMES: list[Any] = []
+# What the origin hooks below do for the poison row, set per test.
+HOOKS: dict[str, Any] = {}
+
+
+class WorkerKilled(BaseException):
+    """Stands in for SIGKILL: nothing after it runs, nothing catches it, nothing is recorded."""
+
+
+def _decorate(row: Any, content: dict[str, Any]) -> dict[str, Any]:
+    if row.destination == POISON:
+        HOOKS["decorated"] = HOOKS.get("decorated", 0) + 1
+        if "decorate" in HOOKS:
+            raise HOOKS["decorate"]
+    return content
+
+
+def _hold(rows: Any) -> dict[int, Any]:
+    if "hold" in HOOKS and any(r.destination == POISON for r in rows):
+        raise HOOKS["hold"]
+    return {}
+
+
+@pytest.fixture(autouse=True)
+def _fresh(project, other_project):
+    _senders.items.clear()
+    redis_clear()
+    OUTCOMES.clear()
+    HOOKS.clear()
+    for registry, hook in ((origin_listeners, OUTCOMES.extend), (origin_content_decorators, _decorate)):
+        if KIND not in registry:
+            registry.add(KIND, hook)
+    if KIND not in origin_hold_checks:
+        origin_hold_checks.add(KIND, _hold)
+    yield
+    HOOKS.clear()
+    dryrun_reset(project.pk)
+    dryrun_reset(other_project.pk)
+
+
+def enqueue(project, destinations: list[str], lane: str = "normal") -> list[int]:
+    return deliveries_enqueue(
+        project=project,
+        requests=[
+            DeliveryRequest(
+                channel="email",
+                destination=destination,
+                lane=lane,
+                delivery_key=f"{project.pk}:{destination}",
+                origin_kind=KIND,
+                origin_id="o1",
+                content={"subject": "Hi", "text": "Hello", "html": "<p>Hello</p>"},
+            )
+            for destination in destinations
+        ],
+    )
+
+
+def states(ids: list[int]) -> list[str]:
+    return sorted(Delivery.objects.filter(pk__in=ids).values_list("state", flat=True))
+
+
+def expire_claims() -> None:
+    """The claim TTL passing, without waiting for it."""
+    Delivery.objects.filter(state="claimed").update(claimed_until=timezone.now() - timedelta(seconds=1))
+
+
+@pytest.mark.parametrize(
+    ("text", "data", "reason"),
+    [
+        # The outside probe's example: the renderer names it as a template failure.
+        ("{{ (100*data.used/data.quota)|round }}", {"used": 1, "quota": 0}, "ZeroDivisionError: division by zero"),
+        # A filter that fails with something the renderer does not translate.
+        (
+            "{% for k, v in data.usage|dictsort %}{{ k }}{% endfor %}",
+            {"usage": [1, 2]},
+            "AttributeError: 'list' object has no attribute 'items'",
+        ),
+    ],
+    ids=["zero-division", "attribute-error"],
+)
+def test_a_message_that_fails_to_render_fails_alone_and_another_projects_batch_goes_out(
+    project, other_project, make_key, client_for, text, data, reason
+):
+    make_template(project, key="usage", content={"email": {"subject": text, "text": "t", "html": "<p>t</p>"}})
+    make_template(other_project)
+    make_connector(project, delivered_rate=0)
+    make_connector(other_project, delivered_rate=0)
+    ours, theirs = (client_for(make_key(p, "secret")[1]) for p in (project, other_project))
+    body = {"channels": ["email"], "priority": "high"}
+    poison = ours.post(
+        "/api/v1/notifications", {**body, "template": "usage", "to": [{"email": POISON}], "data": data}, format="json"
+    )
+    good = theirs.post(
+        "/api/v1/notifications",
+        {**body, "template": "welcome", "to": [{"email": f"g{i}@example.com"} for i in range(3)], "data": {}},
+        format="json",
+    )
+    assert (poison.status_code, good.status_code) == (202, 202), (poison.content, good.content)
+    outbox_relay(project=project)
+    outbox_relay(project=other_project)
+
+    assert dispatch_batch("high") == 4  # one batch, both projects
+
+    dead = Delivery.objects.get(project=project)
+    assert dead.state == "failed" and reason in dead.last_error and reason in dead.state_reason
+    assert dead.payload_snapshot["template_version_id"] == dead.template_version_id
+    assert not Attempt.objects.filter(delivery=dead).exists()  # nothing went to the provider
+    assert DeliveryEvent.objects.filter(delivery=dead, state="failed").exists()
+    assert states(list(Delivery.objects.filter(project=other_project).values_list("pk", flat=True))) == ["sent"] * 3
+    assert not Delivery.objects.filter(state="claimed").exists()
+
+
+def test_an_origin_hook_that_fails_for_one_message_fails_that_message_only(project, other_project):
+    make_connector(project, delivered_rate=0)
+    make_connector(other_project, delivered_rate=0)
+    HOOKS["decorate"] = RuntimeError("signing key missing for this list")
+    (poison,) = enqueue(project, [POISON])
+    good = enqueue(project, ["a@example.com", "b@example.com"]) + enqueue(other_project, ["c@example.com"])
+    assert dispatch_batch("normal") == 4
+    dead = Delivery.objects.get(pk=poison)
+    assert dead.state == "failed"
+    assert "RuntimeError: signing key missing for this list" in dead.last_error
+    assert states(good) == ["sent"] * 3
+    assert [(o.delivery_id, o.state) for o in OUTCOMES if o.state == "failed"] == [(poison, "failed")]
+
+
+def test_a_failure_outside_the_per_message_guard_is_retried_one_message_at_a_time(project, other_project):
+    """The hold check runs once for a whole group: when it fails, the group goes again
+    message by message, so only the one that makes it fail is charged."""
+    make_connector(project, delivered_rate=0)
+    make_connector(other_project, delivered_rate=0)
+    HOOKS["hold"] = KeyError("campaign")
+    (poison,) = enqueue(project, [POISON])
+    good = enqueue(project, ["a@example.com", "b@example.com"]) + enqueue(other_project, ["c@example.com"])
+    assert dispatch_batch("normal") == 4
+    dead = Delivery.objects.get(pk=poison)
+    assert dead.state == "failed" and "KeyError: 'campaign'" in dead.last_error
+    assert states(good) == ["sent"] * 3
+    assert not Delivery.objects.filter(state="claimed").exists()
