@@ -1,5 +1,6 @@
-"""A message that breaks while it is prepared, rendered or sent fails alone (real Postgres
-and Redis, one batch at a time in this process)."""
+"""A message that breaks while it is prepared, rendered or sent fails alone, and a row that
+keeps taking its batch down with it is dead-lettered as poison (real Postgres and Redis,
+one batch at a time in this process)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.utils import timezone
 
 from apps.delivery.channels.dryrun import dryrun_reset
-from apps.delivery.dispatch import dispatch_batch
+from apps.delivery.dispatch import dispatch_batch, sweep
 from apps.delivery.dispatch.prepare import _senders
 from apps.delivery.models import Attempt, Delivery, DeliveryEvent
 from apps.delivery.origins import origin_content_decorators, origin_hold_checks, origin_listeners
@@ -163,3 +165,67 @@ def test_a_failure_outside_the_per_message_guard_is_retried_one_message_at_a_tim
     assert dead.state == "failed" and "KeyError: 'campaign'" in dead.last_error
     assert states(good) == ["sent"] * 3
     assert not Delivery.objects.filter(state="claimed").exists()
+
+
+def test_a_row_that_kills_its_batch_is_dead_lettered_as_poison_and_never_runs_once_more(project, other_project):
+    make_connector(project, delivered_rate=0)
+    make_connector(other_project, delivered_rate=0)
+    HOOKS["decorate"] = WorkerKilled()
+    budget = settings.TIDINGS_POISON_AFTER_CRASHES
+    (poison,) = enqueue(project, [POISON])
+    good = enqueue(other_project, [f"g{i}@example.com" for i in range(3)])
+
+    kills = 0
+    for _ in range(20):
+        try:
+            if not dispatch_batch("normal"):
+                break
+        except WorkerKilled:
+            kills += 1
+            expire_claims()
+            sweep()  # what beat does: the stale claim is taken back
+
+    assert HOOKS["decorated"] == budget  # it ran exactly N times, never N + 1
+    dead = Delivery.objects.get(pk=poison)
+    assert (dead.state, dead.state_reason, dead.crashes) == ("failed", "poison", budget)
+    assert dead.last_error.startswith("poison")
+    assert DeliveryEvent.objects.filter(delivery=dead, state="failed", reason__startswith="poison").exists()
+    assert [(o.delivery_id, o.state, o.reason) for o in OUTCOMES if o.delivery_id == poison] == [
+        (poison, "failed", "poison")
+    ]
+    # The rows that shared its first batch were charged once and went out alone after it.
+    assert kills == budget and states(good) == ["sent"] * 3
+    assert set(Delivery.objects.filter(pk__in=good).values_list("crashes", flat=True)) == {0}
+    expire_claims()
+    sweep()
+    assert dispatch_batch("normal") == 0
+    assert HOOKS["decorated"] == budget
+    assert not Delivery.objects.filter(state="claimed").exists()
+
+
+def test_a_reclaimed_row_at_its_attempt_budget_is_dead_lettered_not_claimed_again(project):
+    make_connector(project, delivered_rate=0, response_delay_ms=0)
+    (spent,) = enqueue(project, ["spent@example.com"])
+    (fresh,) = enqueue(project, ["fresh@example.com"])
+    Delivery.objects.filter(pk=spent).update(attempts=4, attempt_budget=5)
+    # Both claimed; the worker dies after writing the spent row's fifth attempt, before
+    # the fresh row's first one (a crash in rendering, say).
+    from apps.delivery.dispatch.claim import claim_batch
+
+    _, rows = claim_batch("normal", limit=10, ttl_seconds=60)
+    assert {r.id for r in rows} == {spent, fresh}
+    Attempt.objects.create(project=project, delivery_id=spent, number=5, started_at=timezone.now())
+    expire_claims()
+    sweep()
+
+    dead = Delivery.objects.get(pk=spent)
+    assert (dead.state, dead.attempts) == ("failed", 5)
+    assert dead.state_reason.startswith("exhausted 5 attempts") and "claim expired" in dead.last_error
+    assert Attempt.objects.get(delivery_id=spent).outcome == "lost"
+    back = Delivery.objects.get(pk=fresh)
+    # No attempt reached the provider for it: none is counted.
+    assert (back.state, back.attempts, back.crashes) == ("retrying", 0, 1)
+    assert dispatch_batch("normal") == 1
+    assert Delivery.objects.get(pk=fresh).state == "sent"
+    assert Delivery.objects.get(pk=fresh).attempts == 1
+    assert Delivery.objects.get(pk=spent).attempts == 5

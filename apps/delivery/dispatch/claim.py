@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from django.db import connection
@@ -15,17 +15,26 @@ from django.db import connection
 _RETURNING = """
 RETURNING d.id, d.project_id, d.channel, d.destination, d.subscriber_id, d.template_version_id, d.content,
     NULLIF(d.context, '{}'::jsonb), d.attempts, d.attempt_budget, d.delivery_key, d.connector_id, d.category,
-    d.origin_kind, d.origin_id, d.state
+    d.origin_kind, d.origin_id, d.state, d.crashes
 """
 
+# A row back from a batch that never finished (crashes > 0) may be what killed it. Such
+# "suspects" are claimed at most one per batch, beside the fresh rows, and run after the
+# fresh rows are recorded: if one kills its worker again, only it is charged.
 _CLAIM = """
+WITH fresh AS (
+    SELECT id FROM delivery_delivery
+    WHERE lane = %(lane)s AND state IN ('queued', 'retrying') AND due_at <= statement_timestamp() AND crashes = 0
+        {keyset}
+    ORDER BY {order} LIMIT %(limit)s FOR UPDATE SKIP LOCKED
+), suspect AS (
+    SELECT id FROM delivery_delivery
+    WHERE lane = %(lane)s AND state IN ('queued', 'retrying') AND due_at <= statement_timestamp() AND crashes > 0
+    ORDER BY due_at, id LIMIT %(suspects)s FOR UPDATE SKIP LOCKED
+)
 UPDATE delivery_delivery d
 SET state = 'claimed', claimed_until = statement_timestamp() + make_interval(secs => %(ttl)s), claim_token = %(token)s
-FROM (
-    SELECT id FROM delivery_delivery
-    WHERE lane = %(lane)s AND state IN ('queued', 'retrying') AND due_at <= statement_timestamp() {keyset}
-    ORDER BY {order} LIMIT %(limit)s FOR UPDATE SKIP LOCKED
-) c
+FROM (SELECT id FROM fresh UNION ALL SELECT id FROM suspect) c
 WHERE d.id = c.id
 {returning}
 """
@@ -56,6 +65,10 @@ class Claimed:
     origin_kind: str
     origin_id: str
     previous_state: str
+    crashes: int = 0
+
+
+CRASHES = [f.name for f in fields(Claimed)].index("crashes")  # its position in RETURNING
 
 
 def _json(value: Any) -> Any:
@@ -83,18 +96,22 @@ def _claim_bulk(cursor: Any, sql: str, params: dict[str, Any]) -> list[Any]:
         _looked_behind_at[lane] = now
     cursor.execute(sql, {**params, "cursor": start})
     rows = cursor.fetchall()
-    if not rows and start > 0:
+    # The cursor follows the fresh rows only: a suspect is claimed by due order, wherever its id is.
+    fresh = [r[0] for r in rows if not r[CRASHES]]
+    if not fresh and start > 0:
         _looked_behind_at[lane] = now
-        cursor.execute(sql, {**params, "cursor": 0})
-        rows = cursor.fetchall()
-    _cursors[lane] = max(r[0] for r in rows) if rows else 0
+        # The suspect arm ignores the cursor: the first statement already took what there was.
+        cursor.execute(sql, {**params, "cursor": 0, "suspects": 0})
+        rows += cursor.fetchall()
+        fresh = [r[0] for r in rows if not r[CRASHES]]
+    _cursors[lane] = max(fresh) if fresh else 0
     return rows
 
 
 def claim_batch(lane: str, *, limit: int, ttl_seconds: float) -> tuple[int, list[Claimed]]:
     """Claim up to ``limit`` due rows of ``lane``; returns (claim token, rows)."""
     token = secrets.randbits(62)
-    params: dict[str, Any] = {"lane": lane, "limit": limit, "ttl": ttl_seconds, "token": token}
+    params: dict[str, Any] = {"lane": lane, "limit": limit, "ttl": ttl_seconds, "token": token, "suspects": 1}
     with connection.cursor() as cursor:
         if lane == "bulk":
             rows = _claim_bulk(cursor, CLAIM_BY_ID, params)
