@@ -237,7 +237,8 @@ class Delivery(ProjectScopedModel):
                 condition=Q(state__in=["queued", "retrying"], lane="bulk"),
                 name="delivery_bulk_claimable",
             ),
-            # Rows back from a lost batch wait here to be claimed one at a time; almost always empty.
+            # Rows back from a lost batch, the ones on their last chance claimed one at a time
+            # from here; almost always empty.
             models.Index(
                 fields=["lane", "due_at", "id"],
                 condition=Q(state__in=["queued", "retrying"], crashes__gt=0),

@@ -11,7 +11,7 @@ import pytest
 from django.conf import settings
 from django.utils import timezone
 
-from apps.delivery.channels.dryrun import dryrun_reset
+from apps.delivery.channels.dryrun import dryrun_request_counts, dryrun_reset
 from apps.delivery.dispatch import dispatch_batch, sweep
 from apps.delivery.dispatch.prepare import _senders
 from apps.delivery.models import Attempt, Delivery, DeliveryEvent
@@ -193,7 +193,8 @@ def test_a_row_that_kills_its_batch_is_dead_lettered_as_poison_and_never_runs_on
     assert [(o.delivery_id, o.state, o.reason) for o in OUTCOMES if o.delivery_id == poison] == [
         (poison, "failed", "poison")
     ]
-    # The rows that shared its first batch were charged once and went out alone after it.
+    # The rows that shared its batches were charged with it until their last chance, and
+    # then went out alone.
     assert kills == budget and states(good) == ["sent"] * 3
     assert set(Delivery.objects.filter(pk__in=good).values_list("crashes", flat=True)) == {0}
     expire_claims()
@@ -229,3 +230,25 @@ def test_a_reclaimed_row_at_its_attempt_budget_is_dead_lettered_not_claimed_agai
     assert Delivery.objects.get(pk=fresh).state == "sent"
     assert Delivery.objects.get(pk=fresh).attempts == 1
     assert Delivery.objects.get(pk=spent).attempts == 5
+
+
+def test_a_message_the_adapter_cannot_take_is_retried_alone_and_its_batch_goes_out_once(project, other_project):
+    make_connector(project, delivered_rate=0, record_sends=True)
+    make_connector(other_project, delivered_rate=0)
+    # Headers that are no mapping: the email payload cannot be built, and the adapter
+    # fails the whole call it is in.
+    (poison,) = deliveries_enqueue(
+        project=project,
+        requests=[
+            DeliveryRequest("email", POISON, "normal", "bad-headers", KIND, "o1", content={"text": "t", "headers": 5})
+        ],
+    )
+    good = enqueue(project, [f"g{i}@example.com" for i in range(5)]) + enqueue(other_project, ["c@example.com"])
+    assert dispatch_batch("normal") == 7
+    assert states(good) == ["sent"] * 6
+    back = Delivery.objects.get(pk=poison)
+    assert back.state == "retrying" and back.attempts == 1
+    assert back.last_error.startswith("adapter_error: TypeError")
+    assert Attempt.objects.get(delivery_id=poison).outcome == "retryable"
+    requests = dryrun_request_counts(project.pk)
+    assert sorted(requests.values()) == [1] * 5, "a message of the batch went to the provider twice"

@@ -33,11 +33,11 @@ Crashes
     back as ``retrying``; the next send carries the same ``delivery_key`` as the provider
     idempotency key, so a message that did reach the provider is answered "already
     accepted" instead of going out twice (the dry-run adapter simulates exactly this).
-    Each claim taken back this way counts on the row (``crashes``); such a row may be what
-    killed its batch, so it is claimed at most one per batch and runs after the rest of
-    the batch is recorded. At ``TIDINGS_POISON_AFTER_CRASHES`` it is dead-lettered as
-    "poison" instead of running again, and a row whose attempt budget is spent is
-    dead-lettered instead of being claimed once more.
+    Each claim taken back this way counts on the row (``crashes``). A row one crash short
+    of ``TIDINGS_POISON_AFTER_CRASHES`` is claimed alone, after its worker's batch is
+    recorded, so that if it is what kills workers only it is charged; at the limit it is
+    dead-lettered as "poison" instead of running again. A row whose attempt budget is
+    spent is dead-lettered instead of being claimed once more.
 
 Poison
     Anything that breaks while one message is rendered, decorated or classified fails

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
+from django.conf import settings
 from django.db import connection
 
 # An empty context comes back as NULL: a campaign's million rows all carry '{}', and each
@@ -18,23 +19,19 @@ RETURNING d.id, d.project_id, d.channel, d.destination, d.subscriber_id, d.templ
     d.origin_kind, d.origin_id, d.state, d.crashes
 """
 
-# A row back from a batch that never finished (crashes > 0) may be what killed it. Such
-# "suspects" are claimed at most one per batch, beside the fresh rows, and run after the
-# fresh rows are recorded: if one kills its worker again, only it is charged.
+# A row whose batches were lost (``crashes``, counted by the sweeper) still goes out with
+# the others while it has crashes to spare: a deploy that kills workers mid-batch must not
+# slow everything it interrupted to one message per call. On its last chance it is claimed
+# alone (SUSPECT_CLAIM): if it kills its worker once more, it is the only row charged.
 _CLAIM = """
-WITH fresh AS (
-    SELECT id FROM delivery_delivery
-    WHERE lane = %(lane)s AND state IN ('queued', 'retrying') AND due_at <= statement_timestamp() AND crashes = 0
-        {keyset}
-    ORDER BY {order} LIMIT %(limit)s FOR UPDATE SKIP LOCKED
-), suspect AS (
-    SELECT id FROM delivery_delivery
-    WHERE lane = %(lane)s AND state IN ('queued', 'retrying') AND due_at <= statement_timestamp() AND crashes > 0
-    ORDER BY due_at, id LIMIT %(suspects)s FOR UPDATE SKIP LOCKED
-)
 UPDATE delivery_delivery d
 SET state = 'claimed', claimed_until = statement_timestamp() + make_interval(secs => %(ttl)s), claim_token = %(token)s
-FROM (SELECT id FROM fresh UNION ALL SELECT id FROM suspect) c
+FROM (
+    SELECT id FROM delivery_delivery
+    WHERE lane = %(lane)s AND state IN ('queued', 'retrying') AND due_at <= statement_timestamp()
+        AND crashes < %(alone_from)s {keyset}
+    ORDER BY {order} LIMIT %(limit)s FOR UPDATE SKIP LOCKED
+) c
 WHERE d.id = c.id
 {returning}
 """
@@ -45,6 +42,24 @@ CLAIM_BY_DUE = _CLAIM.format(keyset="", order="due_at, id", returning=_RETURNING
 CLAIM_BY_ID = _CLAIM.replace("lane = %(lane)s", "lane = 'bulk'").format(
     keyset="AND id > %(cursor)s", order="id", returning=_RETURNING
 )
+# Through the partial index delivery_suspects, which holds only rows back from a lost batch.
+_SUSPECT = """
+UPDATE delivery_delivery d
+SET state = 'claimed', claimed_until = statement_timestamp() + make_interval(secs => %(ttl)s), claim_token = %(token)s
+FROM (
+    SELECT id FROM delivery_delivery
+    WHERE lane = %(lane)s AND state IN ('queued', 'retrying') AND due_at <= statement_timestamp() AND crashes > 0
+        AND crashes >= %(alone_from)s
+    ORDER BY due_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+) c
+WHERE d.id = c.id
+"""
+SUSPECT_CLAIM = _SUSPECT + _RETURNING
+
+
+def alone_from() -> int:
+    """The crash count from which a row is claimed on its own: its last chance."""
+    return max(int(settings.TIDINGS_POISON_AFTER_CRASHES) - 1, 1)
 
 
 @dataclass(slots=True)
@@ -66,9 +81,6 @@ class Claimed:
     origin_id: str
     previous_state: str
     crashes: int = 0
-
-
-CRASHES = [f.name for f in fields(Claimed)].index("crashes")  # its position in RETURNING
 
 
 def _json(value: Any) -> Any:
@@ -96,31 +108,46 @@ def _claim_bulk(cursor: Any, sql: str, params: dict[str, Any]) -> list[Any]:
         _looked_behind_at[lane] = now
     cursor.execute(sql, {**params, "cursor": start})
     rows = cursor.fetchall()
-    # The cursor follows the fresh rows only: a suspect is claimed by due order, wherever its id is.
-    fresh = [r[0] for r in rows if not r[CRASHES]]
-    if not fresh and start > 0:
+    if not rows and start > 0:
         _looked_behind_at[lane] = now
-        # The suspect arm ignores the cursor: the first statement already took what there was.
-        cursor.execute(sql, {**params, "cursor": 0, "suspects": 0})
-        rows += cursor.fetchall()
-        fresh = [r[0] for r in rows if not r[CRASHES]]
-    _cursors[lane] = max(fresh) if fresh else 0
+        cursor.execute(sql, {**params, "cursor": 0})
+        rows = cursor.fetchall()
+    _cursors[lane] = max(r[0] for r in rows) if rows else 0
     return rows
+
+
+def _claimed(rows: list[Any]) -> list[Claimed]:
+    claimed = [Claimed(*row) for row in rows]
+    for item in claimed:
+        item.content = _json(item.content)
+        item.context = _json(item.context) or {}
+    # RETURNING shows the new state; what matters later is only that it was waiting.
+    return claimed
 
 
 def claim_batch(lane: str, *, limit: int, ttl_seconds: float) -> tuple[int, list[Claimed]]:
     """Claim up to ``limit`` due rows of ``lane``; returns (claim token, rows)."""
     token = secrets.randbits(62)
-    params: dict[str, Any] = {"lane": lane, "limit": limit, "ttl": ttl_seconds, "token": token, "suspects": 1}
+    params: dict[str, Any] = {
+        "lane": lane,
+        "limit": limit,
+        "ttl": ttl_seconds,
+        "token": token,
+        "alone_from": alone_from(),
+    }
     with connection.cursor() as cursor:
         if lane == "bulk":
             rows = _claim_bulk(cursor, CLAIM_BY_ID, params)
         else:
             cursor.execute(CLAIM_BY_DUE, params)
             rows = cursor.fetchall()
-    claimed = [Claimed(*row) for row in rows]
-    for item in claimed:
-        item.content = _json(item.content)
-        item.context = _json(item.context) or {}
-    # RETURNING shows the new state; what matters later is only that it was waiting.
-    return token, claimed
+    return token, _claimed(rows)
+
+
+def claim_suspect(lane: str, *, ttl_seconds: float) -> tuple[int, list[Claimed]]:
+    """Claim one due row of ``lane`` on its last chance, on a claim of its own."""
+    token = secrets.randbits(62)
+    params = {"lane": lane, "ttl": ttl_seconds, "token": token, "alone_from": alone_from()}
+    with connection.cursor() as cursor:
+        cursor.execute(SUSPECT_CLAIM, params)
+        return token, _claimed(cursor.fetchall())

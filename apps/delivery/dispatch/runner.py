@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from apps.delivery.dispatch.claim import Claimed, claim_batch
+from apps.delivery.dispatch.claim import Claimed, claim_batch, claim_suspect
 from apps.delivery.dispatch.guard import batch_record, group_process
 from apps.delivery.dispatch.outcome import RowResult
 from apps.delivery.origins import FinalOutcome
@@ -69,19 +69,19 @@ def batch_size(lane: str) -> int:
 
 
 def dispatch_batch(lane: str, *, limit: int | None = None) -> int:
-    """Claim one batch of ``lane`` and carry it all the way to recorded results."""
+    """Claim one batch of ``lane`` and carry it all the way to recorded results; then one
+    row on its last chance, if one is due, alone."""
     limit = limit or batch_size(lane)
-    token, rows = claim_batch(lane, limit=limit, ttl_seconds=settings.TIDINGS_DISPATCH_CLAIM_TTL_SECONDS)
-    if not rows:
-        return 0
-    # A suspect (back from a batch that never finished) goes after the fresh rows are
-    # recorded, and alone: if it takes this worker down again, it is the only one charged.
-    fresh = [row for row in rows if not row.crashes]
-    suspects = [row for row in rows if row.crashes]
-    for part in (fresh, *([row] for row in suspects)):
-        if part:
-            _carry(token, part)
-    return len(rows)
+    ttl = settings.TIDINGS_DISPATCH_CLAIM_TTL_SECONDS
+    token, rows = claim_batch(lane, limit=limit, ttl_seconds=ttl)
+    if rows:
+        _carry(token, rows)
+    # Claimed only once the batch is recorded: if the suspect takes this worker down
+    # again, no other row is charged for it.
+    suspect_token, suspect = claim_suspect(lane, ttl_seconds=ttl)
+    if suspect:
+        _carry(suspect_token, suspect)
+    return len(rows) + len(suspect)
 
 
 def _carry(token: int, rows: list[Claimed]) -> None:
@@ -111,7 +111,7 @@ def dispatch_lane_run(lane: str, *, seconds: float | None = None) -> dict[str, i
                     break  # an empty lane passes its turn
                 done[name] += count
                 claimed_any = True
-                if count == limit and not invited:
+                if count >= limit and not invited:
                     # A full batch: more is waiting, invite another worker to the lane.
                     wake_now([lane])
                     invited = True
