@@ -189,6 +189,12 @@ class Delivery(ProjectScopedModel):
     due_at = models.DateTimeField()
     attempts = models.PositiveSmallIntegerField(default=0)
     attempt_budget = models.PositiveSmallIntegerField(default=5)
+    # Claims of this row whose batch never finished (its worker was killed, or something
+    # escaped the per-message guard): the sweeper counts them as it takes such claims back,
+    # and a row that reaches TIDINGS_POISON_AFTER_CRASHES is dead-lettered as "poison".
+    # Reset once a batch records an outcome for the row. A database default, because the
+    # enqueue statements name their columns.
+    crashes = models.PositiveSmallIntegerField(default=0, db_default=0)
     claimed_until = models.DateTimeField(null=True, blank=True)
     # Identifies one claim; results are recorded only while the claim is still this one.
     claim_token = models.BigIntegerField(null=True, blank=True)
@@ -230,6 +236,13 @@ class Delivery(ProjectScopedModel):
                 fields=["id"],
                 condition=Q(state__in=["queued", "retrying"], lane="bulk"),
                 name="delivery_bulk_claimable",
+            ),
+            # Rows back from a lost batch, the ones on their last chance claimed one at a time
+            # from here; almost always empty.
+            models.Index(
+                fields=["lane", "due_at", "id"],
+                condition=Q(state__in=["queued", "retrying"], crashes__gt=0),
+                name="delivery_suspects",
             ),
             models.Index(fields=["claimed_until"], condition=Q(state="claimed"), name="delivery_claim_expiry"),
             models.Index(fields=["due_at"], condition=Q(state="scheduled"), name="delivery_scheduled_due"),

@@ -31,20 +31,17 @@ origin_listeners: Registry[OriginListener] = Registry("origin listener")
 
 
 # An origin may add to each rendered message before it is sent (campaigns add their
-# RFC 8058 List-Unsubscribe headers, signed per recipient). The dispatcher calls this once
-# per batch with (row, content) pairs; rows carry project_id, origin_kind, origin_id and
-# destination. A decorator returns the content to send for one row.
+# RFC 8058 List-Unsubscribe headers, signed per recipient). The dispatcher calls it for
+# each rendered message with (row, content); rows carry project_id, origin_kind, origin_id
+# and destination. A decorator returns the content to send for one row; one that raises
+# fails that row only.
 ContentDecorator = Callable[[Any, dict[str, Any]], dict[str, Any]]
 origin_content_decorators: Registry[ContentDecorator] = Registry("origin content decorator")
 
 
-def origin_contents_decorate(ready: list[tuple[Any, dict[str, Any]]]) -> list[tuple[Any, dict[str, Any]]]:
-    out = []
-    for row, content in ready:
-        if row.origin_kind in origin_content_decorators:
-            content = origin_content_decorators.get(row.origin_kind)(row, content)
-        out.append((row, content))
-    return out
+def origin_content_decorator(origin_kind: str) -> ContentDecorator | None:
+    """The decorator ``origin_kind`` registered, if any (looked up once per kind and batch)."""
+    return origin_content_decorators.get(origin_kind) if origin_kind in origin_content_decorators else None
 
 
 # An origin may hold back claimed rows it does not want sent now (a paused campaign's rows

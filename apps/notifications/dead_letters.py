@@ -82,6 +82,8 @@ def dead_letters_replay(
             claim_token=None,
             # A fresh budget on top of what was spent, so attempt numbers keep counting up.
             attempt_budget=F("attempts") + F("attempt_budget"),
+            # A replay is a deliberate second chance: the crash budget starts over too.
+            crashes=0,
             updated_at=now,
         )
         DeliveryEvent.objects.bulk_create(

@@ -33,6 +33,16 @@ Crashes
     back as ``retrying``; the next send carries the same ``delivery_key`` as the provider
     idempotency key, so a message that did reach the provider is answered "already
     accepted" instead of going out twice (the dry-run adapter simulates exactly this).
+    Each claim taken back this way counts on the row (``crashes``). A row one crash short
+    of ``TIDINGS_POISON_AFTER_CRASHES`` is claimed alone, after its worker's batch is
+    recorded, so that if it is what kills workers only it is charged; at the limit it is
+    dead-lettered as "poison" instead of running again. A row whose attempt budget is
+    spent is dead-lettered instead of being claimed once more.
+
+Poison
+    Anything that breaks while one message is rendered, decorated or classified fails
+    that message only, with the exception as its reason; a group or a record that fails
+    as a whole is done again one message at a time (``guard``).
 
 Self-check
     ``manage.py delivery_selfcheck`` sends a few dry-run emails end to end and prints

@@ -6,6 +6,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from django.db import InterfaceError, OperationalError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
 from apps.delivery.dispatch.claim import Claimed
 
 
@@ -31,3 +35,22 @@ class RowResult:
     @property
     def attempts_after(self) -> int:
         return self.row.attempts + 1 if self.attempted else self.row.attempts
+
+
+# The database or Redis out of reach: nothing to do with any one message. These are never
+# charged to a row; its batch is put back to go again once they answer.
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    OperationalError,
+    InterfaceError,
+    RedisConnectionError,
+    RedisTimeoutError,
+)
+
+# Long enough for a Python message, short enough for a reason column and a console line.
+REASON_LIMIT = 500
+
+
+def exception_reason(exc: BaseException) -> str:
+    """What broke, as a row's reason: the exception's class and message, one line, no NUL."""
+    text = f"{type(exc).__name__}: {exc}".rstrip(": ")
+    return " ".join(text.replace("\x00", "").split())[:REASON_LIMIT]

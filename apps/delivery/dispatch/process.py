@@ -17,7 +17,7 @@ from apps.core.errors import NotFound
 from apps.delivery import ratelimit
 from apps.delivery.channels.base import OutboundMessage, Outcome, SendResult
 from apps.delivery.dispatch.claim import Claimed
-from apps.delivery.dispatch.outcome import RowResult
+from apps.delivery.dispatch.outcome import TRANSIENT_ERRORS, RowResult, exception_reason
 from apps.delivery.dispatch.prepare import (
     Sender,
     opted_out,
@@ -26,7 +26,12 @@ from apps.delivery.dispatch.prepare import (
     suppressed_addresses,
     versions_load,
 )
-from apps.delivery.origins import origin_claims_screen, origin_contents_decorate, origin_rate_bucket
+from apps.delivery.origins import (
+    ContentDecorator,
+    origin_claims_screen,
+    origin_content_decorator,
+    origin_rate_bucket,
+)
 from apps.delivery.rendering import TemplateError, render_context, renderer
 from apps.delivery.services.suppression import address_normalise
 
@@ -88,28 +93,38 @@ def _render(rows: list[Claimed], channel: str) -> tuple[list[tuple[Claimed, dict
     failed: list[RowResult] = []
     # One compiled-template lookup per version per batch, not one per message.
     renderers: dict[int, Any] = {}
+    decorators: dict[str, ContentDecorator | None] = {}
     for row in rows:
-        if row.template_version_id is None:
-            ready.append((row, row.content or {}))
-            continue
+        # Whatever breaks here is this message's failure: a batch spans projects, and one
+        # message's data must not hold back (or crash) the others'.
         try:
-            render_one = renderers.get(row.template_version_id)
-            if render_one is None:
-                version = versions[row.template_version_id]
-                render_one = renderers[row.template_version_id] = renderer(version, channel=channel)
-            context = render_context(people.get(row.subscriber_id), row.context)
-            ready.append((row, render_one(context)))
+            if row.template_version_id is None:
+                content = row.content or {}
+            else:
+                render_one = renderers.get(row.template_version_id)
+                if render_one is None:
+                    version = versions[row.template_version_id]
+                    render_one = renderers[row.template_version_id] = renderer(version, channel=channel)
+                content = render_one(render_context(people.get(row.subscriber_id), row.context))
+            if row.origin_kind not in decorators:
+                decorators[row.origin_kind] = origin_content_decorator(row.origin_kind)
+            decorate = decorators[row.origin_kind]
+            ready.append((row, decorate(row, content) if decorate is not None else content))
         except TemplateError as exc:
-            failed.append(
-                RowResult(
-                    row,
-                    "failed",
-                    reason=exc.message,
-                    code=exc.code,
-                    snapshot={"template_version_id": row.template_version_id, "context": row.context},
-                )
-            )
-    return origin_contents_decorate(ready), failed
+            failed.append(_unrenderable(row, exc.message, exc.code))
+        except TRANSIENT_ERRORS:
+            raise
+        except Exception as exc:
+            log.warning("delivery %s could not be prepared", row.id, exc_info=True)
+            failed.append(_unrenderable(row, f"render failed: {exception_reason(exc)}", "render_error"))
+    return ready, failed
+
+
+def _unrenderable(row: Claimed, reason: str, code: str) -> RowResult:
+    snapshot = {"template_version_id": row.template_version_id, "context": row.context}
+    if row.template_version_id is None:
+        snapshot["content"] = row.content
+    return RowResult(row, "failed", reason=reason, code=code, snapshot=snapshot)
 
 
 def _attempts_write(sender: Sender, rows: list[Claimed], now: datetime) -> None:
@@ -152,34 +167,81 @@ def _classify(row: Claimed, content: dict[str, Any], result: SendResult, latency
     return result_row
 
 
+def _message(row: Claimed, content: dict[str, Any]) -> OutboundMessage:
+    return OutboundMessage(
+        delivery_id=row.id,
+        delivery_key=row.delivery_key,
+        channel=row.channel,
+        destination=row.destination,
+        content=content,
+        metadata={"project_id": row.project_id, "origin_kind": row.origin_kind, "origin_id": row.origin_id},
+    )
+
+
+def _answers(sender: Sender, messages: list[OutboundMessage]) -> list[SendResult] | Exception:
+    try:
+        results = sender.adapter.send_batch(messages)
+        if len(results) != len(messages):
+            raise RuntimeError(f"adapter answered {len(results)} results for {len(messages)} messages")
+        return results
+    except Exception as exc:  # noqa: BLE001 - handed to the caller, which logs it and decides
+        return exc
+
+
+def _send_chunk(sender: Sender, messages: list[OutboundMessage]) -> list[SendResult]:
+    answers = _answers(sender, messages)
+    if not isinstance(answers, Exception):
+        return answers
+    log.error("adapter %s failed a batch of %d", sender.config.provider, len(messages), exc_info=answers)
+    return _bisect(sender, messages, answers)
+
+
+def _bisect(sender: Sender, messages: list[OutboundMessage], failure: Exception) -> list[SendResult]:
+    """Find the message the adapter cannot take by halving the batch that failed, so the
+    others are not retried (and finally dead-lettered) with it. When both halves fail
+    too, it is the provider or the network, not one message: all of them retry, after
+    three calls rather than one per message."""
+    if len(messages) == 1:
+        return [SendResult.retryable("adapter_error", exception_reason(failure))]
+    middle = len(messages) // 2
+    halves = (messages[:middle], messages[middle:])
+    answers = [_answers(sender, half) for half in halves]
+    if all(isinstance(a, Exception) for a in answers):
+        return [SendResult.retryable("adapter_error", exception_reason(failure))] * len(messages)
+    out: list[SendResult] = []
+    for half, answer in zip(halves, answers, strict=True):
+        out += _bisect(sender, half, answer) if isinstance(answer, Exception) else answer
+    return out
+
+
 def _send(sender: Sender, ready: list[tuple[Claimed, dict[str, Any]]], now: datetime) -> list[RowResult]:
-    adapter = sender.adapter
     out: list[RowResult] = []
-    size = max(1, adapter.max_batch_size)
+    size = max(1, sender.adapter.max_batch_size)
     for start in range(0, len(ready), size):
         chunk = ready[start : start + size]
-        messages = [
-            OutboundMessage(
-                delivery_id=row.id,
-                delivery_key=row.delivery_key,
-                channel=row.channel,
-                destination=row.destination,
-                content=content,
-                metadata={"project_id": row.project_id, "origin_kind": row.origin_kind, "origin_id": row.origin_id},
-            )
-            for row, content in chunk
-        ]
         began = time.monotonic()
-        try:
-            results = adapter.send_batch(messages)
-            if len(results) != len(messages):
-                raise RuntimeError(f"adapter answered {len(results)} results for {len(messages)} messages")
-        except Exception as exc:
-            log.exception("adapter %s failed a whole batch", sender.config.provider)
-            results = [SendResult.retryable("adapter_error", str(exc)[:500])] * len(messages)
+        results = _send_chunk(sender, [_message(row, content) for row, content in chunk])
         latency = int((time.monotonic() - began) * 1000)
         for (row, content), result in zip(chunk, results, strict=True):
-            out.append(_classify(row, content, result, latency, now))
+            try:
+                out.append(_classify(row, content, result, latency, now))
+            except Exception as exc:
+                # An answer we cannot read: this message's failure, recorded with its attempt.
+                log.warning("delivery %s: unreadable provider answer", row.id, exc_info=True)
+                reason = f"permanent: unreadable provider answer: {exception_reason(exc)}"
+                out.append(
+                    RowResult(
+                        row,
+                        "failed",
+                        reason=reason,
+                        attempted=True,
+                        outcome="permanent",
+                        code="answer_unreadable",
+                        message=reason,
+                        latency_ms=latency,
+                        snapshot={"destination": row.destination, "content": content},
+                    )
+                )
     return out
 
 

@@ -30,13 +30,16 @@ UPDATE delivery_delivery d SET
     last_error = CASE WHEN v.state = 'sent' THEN '' WHEN v.error = '' THEN d.last_error ELSE v.error END,
     payload_snapshot = COALESCE(v.snapshot, d.payload_snapshot),
     sent_at = CASE WHEN v.state = 'sent' THEN %(now)s ELSE d.sent_at END,
+    crashes = CASE WHEN v.state = 'queued' THEN d.crashes ELSE 0 END,
     claimed_until = NULL, claim_token = NULL, updated_at = %(now)s
 FROM jsonb_to_recordset(%(rows)s::jsonb) AS v(id bigint, state text, reason text, attempts int, budget int,
     due_at timestamptz, ref text, error text, snapshot jsonb)
 WHERE d.id = v.id AND d.id = ANY(%(ids)s::bigint[]) AND d.claim_token = %(token)s
 RETURNING d.id
 """
-# Only rows still claimed by this batch are written, and RETURNING says which they were.
+# A row put back without being tried (rate gate, origin hold, an unreachable Redis) keeps
+# its crash count: only a row that got as far as a verdict has shown it does not kill its
+# batch. Only rows still claimed by this batch are written, and RETURNING says which they were.
 # The claim token alone decides: it is set together with state 'claimed' and cleared by
 # every write that moves a row out of it (record, reclaim, replay). No filter on state or
 # outcome joins the ids here: ``state = 'claimed'`` matches the partial index
@@ -65,7 +68,7 @@ UPDATE_SENT = """
 UPDATE delivery_delivery d SET
     state = 'sent', state_reason = '', last_error = '', attempts = v.attempts,
     provider_reference = COALESCE(NULLIF(v.ref, ''), d.provider_reference),
-    sent_at = %(now)s, claimed_until = NULL, claim_token = NULL, updated_at = %(now)s
+    sent_at = %(now)s, crashes = 0, claimed_until = NULL, claim_token = NULL, updated_at = %(now)s
 FROM unnest(%(ids)s::bigint[], %(attempts)s::int[], %(refs)s::text[]) AS v(id, attempts, ref)
 WHERE d.id = v.id AND d.id = ANY(%(ids)s::bigint[]) AND d.claim_token = %(token)s
 RETURNING d.id

@@ -11,12 +11,12 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from apps.delivery.dispatch.claim import Claimed, claim_batch
+from apps.delivery.dispatch.claim import Claimed, claim_batch, claim_suspect
+from apps.delivery.dispatch.guard import batch_record, group_process
 from apps.delivery.dispatch.outcome import RowResult
-from apps.delivery.dispatch.process import process_group
-from apps.delivery.dispatch.record import record_results
+from apps.delivery.origins import FinalOutcome
 from apps.delivery.redis_client import get_redis
-from apps.delivery.services.common import events_write
+from apps.delivery.services.common import events_write, origins_notify
 from apps.delivery.wake import DISPATCH_TASK, clear_flag, wake_now
 
 log = logging.getLogger(__name__)
@@ -69,19 +69,29 @@ def batch_size(lane: str) -> int:
 
 
 def dispatch_batch(lane: str, *, limit: int | None = None) -> int:
-    """Claim one batch of ``lane`` and carry it all the way to recorded results."""
+    """Claim one batch of ``lane`` and carry it all the way to recorded results; then one
+    row on its last chance, if one is due, alone."""
     limit = limit or batch_size(lane)
-    token, rows = claim_batch(lane, limit=limit, ttl_seconds=settings.TIDINGS_DISPATCH_CLAIM_TTL_SECONDS)
-    if not rows:
-        return 0
+    ttl = settings.TIDINGS_DISPATCH_CLAIM_TTL_SECONDS
+    token, rows = claim_batch(lane, limit=limit, ttl_seconds=ttl)
+    if rows:
+        _carry(token, rows)
+    # Claimed only once the batch is recorded: if the suspect takes this worker down
+    # again, no other row is charged for it.
+    suspect_token, suspect = claim_suspect(lane, ttl_seconds=ttl)
+    if suspect:
+        _carry(suspect_token, suspect)
+    return len(rows) + len(suspect)
+
+
+def _carry(token: int, rows: list[Claimed]) -> None:
     groups: dict[tuple[int, str, int | None], list[Claimed]] = defaultdict(list)
     for row in rows:
         groups[(row.project_id, row.channel, row.connector_id)].append(row)
     results: list[RowResult] = []
     for (project_id, channel, connector_id), group in groups.items():
-        results += process_group(project_id, channel, connector_id, group)
-    record_results(token, results, timezone.now())
-    return len(rows)
+        results += group_process(project_id, channel, connector_id, group)
+    batch_record(token, results)
 
 
 def dispatch_lane_run(lane: str, *, seconds: float | None = None) -> dict[str, int]:
@@ -101,7 +111,7 @@ def dispatch_lane_run(lane: str, *, seconds: float | None = None) -> dict[str, i
                     break  # an empty lane passes its turn
                 done[name] += count
                 claimed_any = True
-                if count == limit and not invited:
+                if count >= limit and not invited:
                     # A full batch: more is waiting, invite another worker to the lane.
                     wake_now([lane])
                     invited = True
@@ -112,17 +122,44 @@ def dispatch_lane_run(lane: str, *, seconds: float | None = None) -> dict[str, i
     return dict(done)
 
 
+LOST = "claim expired: the worker was lost mid-send"
+POISON = "poison"
+
+# A stale claim is a batch that never finished: each one taken back is a crash charged to
+# the row. A row charged TIDINGS_POISON_AFTER_CRASHES times is not run again: it is
+# dead-lettered as "poison". Only an attempt that was written counts against the attempt
+# budget (a batch can die before it reaches the provider), and a row whose budget is spent
+# is dead-lettered instead of being claimed once more.
 RECLAIM_SQL = """
-UPDATE delivery_delivery d
-SET state = 'retrying', claimed_until = NULL, claim_token = NULL, attempts = d.attempts + 1,
-    due_at = statement_timestamp(), updated_at = statement_timestamp(),
-    last_error = 'claim expired: the worker was lost mid-send'
-FROM (
+WITH stale AS (
     SELECT id FROM delivery_delivery WHERE state = 'claimed' AND claimed_until < statement_timestamp()
-    ORDER BY claimed_until LIMIT %s FOR UPDATE SKIP LOCKED
-) c
-WHERE d.id = c.id
-RETURNING d.id, d.project_id, d.channel, d.attempts
+    ORDER BY claimed_until LIMIT %(limit)s FOR UPDATE SKIP LOCKED
+), counted AS (
+    SELECT d.id, d.crashes + 1 AS crashes,
+        d.attempts + (EXISTS (SELECT 1 FROM delivery_attempt a
+                              WHERE a.delivery_id = d.id AND a.number = d.attempts + 1))::int AS attempts,
+        d.attempt_budget
+    FROM delivery_delivery d JOIN stale ON stale.id = d.id
+), judged AS (
+    SELECT id, crashes, attempts,
+        CASE WHEN crashes >= %(poison_after)s THEN %(poison)s
+             WHEN attempts >= attempt_budget THEN 'exhausted ' || attempts || ' attempts: ' || %(lost)s
+        END AS dead
+    FROM counted
+)
+UPDATE delivery_delivery d
+SET state = CASE WHEN j.dead IS NULL THEN 'retrying' ELSE 'failed' END,
+    state_reason = COALESCE(j.dead, d.state_reason),
+    last_error = CASE WHEN j.dead = %(poison)s THEN %(poison_error)s ELSE COALESCE(j.dead, %(lost)s) END,
+    attempts = j.attempts, crashes = j.crashes, claimed_until = NULL, claim_token = NULL,
+    due_at = CASE WHEN j.dead IS NULL THEN statement_timestamp() ELSE d.due_at END,
+    payload_snapshot = CASE WHEN j.dead IS NULL THEN d.payload_snapshot ELSE COALESCE(d.payload_snapshot,
+        jsonb_build_object('destination', d.destination, 'template_version_id', d.template_version_id,
+                           'context', d.context, 'content', d.content)) END,
+    updated_at = statement_timestamp()
+FROM judged j
+WHERE d.id = j.id
+RETURNING d.id, d.project_id, d.channel, d.attempts, d.state, d.state_reason, d.origin_kind, d.origin_id
 """
 
 PROMOTE_SQL = """
@@ -142,7 +179,17 @@ SELECT EXISTS (SELECT 1 FROM delivery_delivery
 
 
 def _reclaim_and_promote(cursor: Any, now: Any, limit: int) -> tuple[list[Any], list[Any]]:
-    cursor.execute(RECLAIM_SQL, [limit])
+    poison_after = int(settings.TIDINGS_POISON_AFTER_CRASHES)
+    cursor.execute(
+        RECLAIM_SQL,
+        {
+            "limit": limit,
+            "poison_after": poison_after,
+            "poison": POISON,
+            "poison_error": f"{POISON}: its batch was lost {poison_after} times before it finished ({LOST})",
+            "lost": LOST,
+        },
+    )
     reclaimed = cursor.fetchall()
     if reclaimed:
         # The attempt in flight when the worker died never got an answer.
@@ -163,9 +210,14 @@ def sweep(*, limit: int = 50_000) -> dict[str, int]:
     with transaction.atomic(), connection.cursor() as cursor:
         reclaimed, promoted = _reclaim_and_promote(cursor, now, limit)
         events_write(
-            (p, pk, ch, "retrying", "claim expired: the worker was lost mid-send", now) for pk, p, ch, _ in reclaimed
+            (p, pk, ch, state, LOST if state == "retrying" else reason, now)
+            for pk, p, ch, _, state, reason, _, _ in reclaimed
         )
         events_write((p, pk, ch, "queued", "due", now) for pk, p, ch in promoted)
+        dead = [r for r in reclaimed if r[4] == "failed"]
+        origins_notify(
+            [FinalOutcome(pk, p, kind, origin, state, reason) for pk, p, _, _, state, reason, kind, origin in dead]
+        )
     due = []
     with connection.cursor() as cursor:
         for lane in ORDER:
@@ -176,4 +228,6 @@ def sweep(*, limit: int = 50_000) -> dict[str, int]:
         wake_now(due, force=True)
     if reclaimed:
         log.warning("sweeper reclaimed %d deliveries whose claim expired", len(reclaimed))
-    return {"reclaimed": len(reclaimed), "promoted": len(promoted), "lanes_woken": len(due)}
+    for pk, project_id, _, _, _, reason, _, _ in dead:
+        log.error("delivery %s of project %s dead-lettered on reclaim: %s", pk, project_id, reason)
+    return {"reclaimed": len(reclaimed), "promoted": len(promoted), "lanes_woken": len(due), "dead": len(dead)}
