@@ -18,7 +18,8 @@ expired claim and the steps run again, once.
 One bad step never holds the batch hostage (``step_faults``): a node that raises fails the
 step it raised for (``node_runs``); a failure outside the nodes rolls the batch back and
 runs it again in halves, down to the one step that fails alone; a step whose earlier
-claims crashed runs alone, and after ``TIDINGS_POISON_AFTER_CRASHES`` crashes not at all.
+claims crashed runs in a small group, then alone, and after ``TIDINGS_POISON_AFTER_CRASHES``
+crashes not at all.
 """
 
 from __future__ import annotations
@@ -51,9 +52,12 @@ log = logging.getLogger(__name__)
 # A chain longer than this in one batch continues in the next batch (validation already
 # refuses loops without a wait; this bounds the work one transaction does).
 MAX_CHAIN = 32
-# Steps whose earlier claims crashed, run one claim each, per batch: a runner killed by one
-# of them then takes down no other step. The rest wait for the next batch.
-SUSPECTS_PER_BATCH = 50
+# Steps whose earlier claims crashed (suspects) are claimed in small groups, and alone once
+# one more crash would make them poison: a good step that shared a claim with a bad one is
+# then never charged up to the budget, and a runner killed once (no bad step at all) gets
+# its batch back at group speed rather than one step at a time.
+SUSPECT_GROUP = 100
+SOLO_SUSPECTS_PER_BATCH = 20
 
 
 def batch_size() -> int:
@@ -112,25 +116,41 @@ SET state = 'running', claim_token = %s, claimed_until = clock_timestamp() + mak
 FROM due WHERE s.id = due.id
 RETURNING s.id
 """
-# Suspects are claimed through their own (nearly always empty) index, one at a time.
-CLAIM_SUSPECT_SQL = CLAIM_SQL.replace("crashes = 0", "crashes > 0")
+# Suspects are claimed through their own (nearly always empty) index; the literal
+# "crashes > 0" lets the planner use it whatever the bounds.
+CLAIM_SUSPECT_SQL = CLAIM_SQL.replace("crashes = 0", "crashes > 0 AND crashes BETWEEN %s AND %s")
 
 
-def steps_claim(limit: int | None = None, *, suspects: bool = False) -> tuple[uuid.UUID, list[int]]:
-    """Claim due steps: those that never crashed a claim, or (``suspects``) those that did."""
+def steps_claim(limit: int | None = None, *, crashes: tuple[int, int] | None = None) -> tuple[uuid.UUID, list[int]]:
+    """Claim due steps that never crashed a claim, or those whose crashes lie in ``crashes``."""
     token = uuid.uuid4()
+    params = [limit or batch_size(), token, claim_seconds()]
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(CLAIM_SUSPECT_SQL if suspects else CLAIM_SQL, [limit or batch_size(), token, claim_seconds()])
+        if crashes is None:
+            cursor.execute(CLAIM_SQL, params)
+        else:
+            cursor.execute(CLAIM_SUSPECT_SQL, [*crashes, *params])
         return token, [row[0] for row in cursor.fetchall()]
+
+
+def suspects_due() -> bool:
+    return Step.objects.filter(
+        state__in=[Step.State.PENDING, Step.State.WAITING], crashes__gt=0, due_at__lte=timezone.now()
+    ).exists()
 
 
 def steps_run_batch(limit: int | None = None) -> int:
     """Claim and run one batch, then a few suspects alone; answers how many steps were claimed."""
     token, ids = steps_claim(limit)
     executions = steps_run_isolating(token, ids) if ids else set()
+    last_chance = step_faults.poison_after() - 1
     suspects = 0
-    while suspects < SUSPECTS_PER_BATCH:
-        token, one = steps_claim(1, suspects=True)
+    if last_chance > 1:
+        token, group = steps_claim(SUSPECT_GROUP, crashes=(1, last_chance - 1))
+        suspects += len(group)
+        executions |= steps_run_isolating(token, group) if group else set()
+    for _ in range(SOLO_SUSPECTS_PER_BATCH if last_chance > 0 else 0):
+        token, one = steps_claim(1, crashes=(last_chance, 32767))
         if not one:
             break
         suspects += 1

@@ -62,7 +62,8 @@ def run_steps() -> int:
     while True:
         claimed = engine.steps_run_batch()
         total += claimed
-        if claimed < engine.batch_size():
+        # Suspects run a few per batch; a runner stops only once none are left either.
+        if claimed < engine.batch_size() and not engine.suspects_due():
             return total
         if time.monotonic() - started > TIME_BUDGET_SECONDS:
             run_steps.apply_async(queue=QUEUE)
