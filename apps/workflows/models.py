@@ -214,8 +214,8 @@ class Step(ProjectScopedModel):
     detail = models.JSONField(default=dict, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     # Claims of this step that ended without recording an outcome (the runner died or the
-    # batch failed as a whole): a step that keeps taking its batch down runs alone, then
-    # ends as "poison" after TIDINGS_POISON_AFTER_CRASHES. A default in the database, since
+    # batch failed as a whole): a step that keeps taking its batch down runs in a small
+    # group, then alone, and ends as "poison" after TIDINGS_POISON_AFTER_CRASHES. A default in the database, since
     # the runner and the expansion insert steps with raw SQL.
     crashes = models.PositiveSmallIntegerField(db_default=0)
     # Set once the step has waited (for time or deliveries): when it comes due again it

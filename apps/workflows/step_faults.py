@@ -1,10 +1,10 @@
 """When running a step goes wrong: its failure recorded on that step, and claims that died.
 
 A node that raises for one subscriber fails that one step (the engine retries the node's
-group one step at a time to find it); a failure outside the nodes fails the step it
-follows when the batch is run again in halves. A runner that died (killed, out of memory)
+group one step at a time to find it); a failure outside the nodes is pinned on the one
+step that fails alone when the batch runs again in halves. A runner that died (killed, out of memory)
 leaves its claim to expire: ``steps_release_expired`` gives the steps back and charges
-each one crash, so they run alone next time, and a step that crashed
+each one crash, so they run in small groups and then alone, and a step that crashed
 ``TIDINGS_POISON_AFTER_CRASHES`` times ends failed as "poison" instead of running again.
 """
 
