@@ -123,6 +123,7 @@ def test_a_failure_outside_the_nodes_is_retried_for_its_step_only(project, other
     assert not Step.objects.filter(state="running").exists()
 
 
+# The engine's own loop, in a process of its own that the test can kill.
 RUNNER = (
     "import django; django.setup()\nfrom apps.workflows.engine import steps_run_batch\nwhile steps_run_batch(): pass\n"
 )
@@ -168,10 +169,10 @@ def test_a_step_that_kills_its_runner_ends_as_poison_after_the_crash_budget(proj
             finally:
                 runner.kill()
                 runner.wait(timeout=10)
-            if crash == 3:
-                holder.rollback()
             # The killed runner's backend notices its client is gone and rolls back.
             wait_for(lambda: not _blocked_on_a_lock(), timeout=30, message="the killed runner's backend lingers")
+            if crash == 3:
+                holder.rollback()
             _expire_claims()
             steps_release_expired()
             poison.refresh_from_db()
