@@ -42,6 +42,14 @@ class BatchContext:
     # (journey, node, outcome) finished earlier in this batch but not yet written.
     finished: set[tuple[int, str, str]] = field(default_factory=set)
 
+    def alone(self, subscriber_id: int) -> BatchContext:
+        """A context for one subscriber of this batch, to run a step on its own: it loads
+        nothing of the other subscribers, and shares what the batch has finished so far."""
+        return BatchContext(project=self.project, now=self.now, subscriber_ids=[subscriber_id], finished=self.finished)
+
+    def forget_tags(self) -> None:
+        self._tags.clear()
+
     # --- the journey so far ------------------------------------------------------------
     def passed(self, journey_ids: set[int], node_id: str, outcome: str) -> set[int]:
         """Journeys that already left ``node_id`` by ``outcome`` (in the database or this batch)."""

@@ -14,16 +14,23 @@ One call handles up to ``WORKFLOWS_BATCH_SIZE`` steps in a handful of queries:
 Every effect of a step (tags, deliveries, next steps) commits in that one transaction, so
 a worker killed mid-batch leaves the claimed steps untouched; the sweeper releases the
 expired claim and the steps run again, once.
+
+One bad step never holds the batch hostage (``step_faults``): a node that raises fails the
+step it raised for (``node_runs``); a failure outside the nodes rolls the batch back and
+runs it again in halves, down to the one step that fails alone; a step whose earlier
+claims crashed runs in a small group, then alone, and after ``TIDINGS_POISON_AFTER_CRASHES``
+crashes not at all.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Any
 
 from django.conf import settings
@@ -32,16 +39,25 @@ from django.utils import timezone
 
 from apps.core.dbcompat import int_array
 from apps.projects.models import Project
-from apps.workflows import rollup
+from apps.workflows import rollup, step_faults
 from apps.workflows.context import BatchContext
 from apps.workflows.graph import Graph
 from apps.workflows.models import Step, WorkflowVersion
-from apps.workflows.nodes.base import NodeBatch, Outcome, OutcomeKind, StepRef, node_types
+from apps.workflows.node_runs import node_run_guarded
+from apps.workflows.nodes.base import Outcome, OutcomeKind
 from apps.workflows.step_writes import steps_write
+
+log = logging.getLogger(__name__)
 
 # A chain longer than this in one batch continues in the next batch (validation already
 # refuses loops without a wait; this bounds the work one transaction does).
 MAX_CHAIN = 32
+# Steps whose earlier claims crashed (suspects) are claimed in small groups, and alone once
+# one more crash would make them poison: a good step that shared a claim with a bad one is
+# then never charged up to the budget, and a runner killed once (no bad step at all) gets
+# its batch back at group speed rather than one step at a time.
+SUSPECT_GROUP = 100
+SOLO_SUSPECTS_PER_BATCH = 20
 
 
 def batch_size() -> int:
@@ -72,6 +88,7 @@ class Work:
     resumed: bool
     new: bool
     depth: int = 0
+    attempts: int = 1
     detail: dict[str, Any] = field(default_factory=dict)
     # results
     state: str = Step.State.RUNNING
@@ -81,41 +98,86 @@ class Work:
     finished_at: datetime | None = None
 
 
-def steps_claim(limit: int | None = None) -> tuple[uuid.UUID, list[int]]:
+CLAIM_SQL = """
+-- statement_timestamp(), not clock_timestamp(): a volatile bound cannot be an index
+-- condition, so every claim that found less than a full batch walked the whole due
+-- index (every step waiting on a delivery or a timer) and fetched each heap row.
+WITH due AS (
+    SELECT id FROM workflows_step
+    WHERE state IN ('pending', 'waiting') AND due_at <= statement_timestamp()
+          AND crashes = 0
+    ORDER BY due_at
+    LIMIT %s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE workflows_step s
+SET state = 'running', claim_token = %s, claimed_until = clock_timestamp() + make_interval(secs => %s),
+    attempts = s.attempts + 1
+FROM due WHERE s.id = due.id
+RETURNING s.id
+"""
+# Suspects are claimed through their own (nearly always empty) index; the literal
+# "crashes > 0" lets the planner use it whatever the bounds.
+CLAIM_SUSPECT_SQL = CLAIM_SQL.replace("crashes = 0", "crashes > 0 AND crashes BETWEEN %s AND %s")
+
+
+def steps_claim(limit: int | None = None, *, crashes: tuple[int, int] | None = None) -> tuple[uuid.UUID, list[int]]:
+    """Claim due steps that never crashed a claim, or those whose crashes lie in ``crashes``."""
     token = uuid.uuid4()
+    params = [limit or batch_size(), token, claim_seconds()]
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            """
-            -- statement_timestamp(), not clock_timestamp(): a volatile bound cannot be an index
-            -- condition, so every claim that found less than a full batch walked the whole due
-            -- index (every step waiting on a delivery or a timer) and fetched each heap row.
-            WITH due AS (
-                SELECT id FROM workflows_step
-                WHERE state IN ('pending', 'waiting') AND due_at <= statement_timestamp()
-                ORDER BY due_at
-                LIMIT %s
-                FOR UPDATE SKIP LOCKED
-            )
-            UPDATE workflows_step s
-            SET state = 'running', claim_token = %s, claimed_until = clock_timestamp() + make_interval(secs => %s),
-                attempts = s.attempts + 1
-            FROM due WHERE s.id = due.id
-            RETURNING s.id
-            """,
-            [limit or batch_size(), token, claim_seconds()],
-        )
+        if crashes is None:
+            cursor.execute(CLAIM_SQL, params)
+        else:
+            cursor.execute(CLAIM_SUSPECT_SQL, [*crashes, *params])
         return token, [row[0] for row in cursor.fetchall()]
 
 
+def suspects_due() -> bool:
+    return Step.objects.filter(
+        state__in=[Step.State.PENDING, Step.State.WAITING], crashes__gt=0, due_at__lte=timezone.now()
+    ).exists()
+
+
 def steps_run_batch(limit: int | None = None) -> int:
-    """Claim and run one batch; answers how many steps were claimed."""
+    """Claim and run one batch, then a few suspects alone; answers how many steps were claimed."""
     token, ids = steps_claim(limit)
-    if ids:
-        executions = steps_run_claimed(token, ids)
+    executions = steps_run_isolating(token, ids) if ids else set()
+    last_chance = step_faults.poison_after() - 1
+    suspects = 0
+    if last_chance > 1:
+        token, group = steps_claim(SUSPECT_GROUP, crashes=(1, last_chance - 1))
+        suspects += len(group)
+        executions |= steps_run_isolating(token, group) if group else set()
+    for _ in range(SOLO_SUSPECTS_PER_BATCH if last_chance > 0 else 0):
+        token, one = steps_claim(1, crashes=(last_chance, 32767))
+        if not one:
+            break
+        suspects += 1
+        executions |= steps_run_isolating(token, one)
+    if executions:
         # Checked again after commit: two runners finishing an execution's last journeys
         # concurrently each see the other's still open inside their own transaction.
         rollup.executions_refresh(executions, timezone.now())
-    return len(ids)
+    return len(ids) + suspects
+
+
+def steps_run_isolating(token: uuid.UUID, ids: list[int]) -> set[int]:
+    """Run claimed steps; when the batch fails as a whole, run it again in halves.
+
+    Halving finds one bad step in about 2·log2(n) runs, and every good half commits; the
+    step that fails alone has its failure recorded. A failure that also stops recording
+    (the database is gone) escapes, and the claims expire to be charged as crashes.
+    """
+    try:
+        return steps_run_claimed(token, ids)
+    except Exception as error:
+        if len(ids) == 1:
+            log.warning("step %s failed its batch on its own; recording the failure", ids[0], exc_info=True)
+            return step_faults.step_fail_claimed(token, ids[0], error)
+        log.warning("a batch of %d steps failed; running it again in halves", len(ids), exc_info=True)
+    half = len(ids) // 2
+    return steps_run_isolating(token, ids[:half]) | steps_run_isolating(token, ids[half:])
 
 
 @transaction.atomic
@@ -126,7 +188,7 @@ def steps_run_claimed(token: uuid.UUID, ids: list[int]) -> set[int]:
     if not rows:
         return set()
     claimed = [
-        Work(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], resumed=r[9], new=False, detail=_detail(r[10]))
+        Work(*r[:9], resumed=r[9], new=False, detail=_detail(r[10]), attempts=r[11])  # type: ignore[arg-type]
         for r in rows
     ]
     open_journeys = rollup.journeys_lock_open({w.journey_id for w in claimed})
@@ -147,17 +209,22 @@ def steps_run_claimed(token: uuid.UUID, ids: list[int]) -> set[int]:
         for work in current:
             groups[(work.project_id, work.version_id, work.node_id)].append(work)
         for (project_id, version_id, node_id), members in groups.items():
-            ctx = contexts.get(project_id)
-            if ctx is None:
-                ctx = contexts[project_id] = _context(project_id, claimed, now)
-            graph = version_graph(version_id)
             live = [w for w in members if w.journey_id not in ended]
             for work in members:
                 if work.journey_id in ended:
                     _finish(work, Step.State.CANCELLED, "journey_closed", now)
-            outcomes = _execute(graph, node_id, live, ctx)
+            context = partial(_batch_context, contexts, project_id, claimed, now)
+            result = node_run_guarded(node_id, live, context, partial(version_graph, version_id))
             for work in live:
-                upcoming += _apply(work, outcomes[work.id], graph, ctx, ended, now)
+                fault = result.faults.get(work.id)
+                if fault is None:
+                    try:
+                        graph, ctx = version_graph(version_id), contexts[project_id]
+                        upcoming += _apply(work, result.outcomes[work.id], graph, ctx, ended, now)
+                        continue
+                    except Exception as error:  # noqa: BLE001 - recorded on the step as its failure
+                        fault = error
+                _fault(work, fault, ended, now)
         done += current
         _allocate_ids(upcoming)
         current = [w for w in upcoming if w.depth < MAX_CHAIN]
@@ -181,7 +248,7 @@ def _claimed_rows(token: uuid.UUID, ids: list[int]) -> list[tuple[Any, ...]]:
         cursor.execute(
             """
             SELECT s.id, s.project_id, s.journey_id, s.execution_id, s.subscriber_id, e.version_id, s.node_id,
-                   s.node_type, s.previous_id, s.waited, s.detail
+                   s.node_type, s.previous_id, s.waited, s.detail, s.attempts
             FROM workflows_step s JOIN workflows_execution e ON e.id = s.execution_id
             WHERE s.id = ANY(%s::bigint[]) AND s.claim_token = %s AND s.state = 'running'
             ORDER BY s.id
@@ -229,32 +296,18 @@ def _journeys_settled(
     return settled, unsettled
 
 
+def _batch_context(
+    contexts: dict[int, BatchContext], project_id: int, claimed: list[Work], now: datetime
+) -> BatchContext:
+    if project_id not in contexts:
+        contexts[project_id] = _context(project_id, claimed, now)
+    return contexts[project_id]
+
+
 def _context(project_id: int, claimed: list[Work], now: datetime) -> BatchContext:
     project = Project.objects.get(pk=project_id)
     subscriber_ids = sorted({w.subscriber_id for w in claimed if w.project_id == project_id})
     return BatchContext(project=project, now=now, subscriber_ids=subscriber_ids)
-
-
-def _execute(graph: Graph, node_id: str, members: list[Work], ctx: BatchContext) -> dict[int, Outcome]:
-    if not members:
-        return {}
-    node = node_types.get(graph.node_type(node_id))
-    refs = [
-        StepRef(
-            id=w.id,
-            journey_id=w.journey_id,
-            subscriber_id=w.subscriber_id,
-            execution_id=w.execution_id,
-            resumed=w.resumed,
-            detail=w.detail,
-        )
-        for w in members
-    ]
-    outcomes = node.execute(NodeBatch(node_id=node_id, config=graph.config(node_id), steps=refs, ctx=ctx))
-    missing = [w.id for w in members if w.id not in outcomes]
-    if missing:
-        raise RuntimeError(f"node type {node.type!r} answered no outcome for steps {missing[:5]}")
-    return outcomes
 
 
 def _apply(
@@ -302,6 +355,21 @@ def _apply(
     ]
 
 
+def _fault(work: Work, error: Exception, ended: dict[int, tuple[str, str]], now: datetime) -> None:
+    """A step that raised: tried again later when the cause is transient, else it fails."""
+    reason = step_faults.fault_reason(error)
+    work.detail["error"] = reason
+    if step_faults.is_transient(error) and work.attempts < step_faults.MAX_ATTEMPTS:
+        work.state, work.outcome, work.due_at = Step.State.PENDING, "retry", now + step_faults.RETRY_AFTER
+        # A step that had waited resumes when it is tried again, not starts over.
+        work.waited, work.finished_at = work.resumed, None
+        if work.resumed:
+            work.state = Step.State.WAITING
+        return
+    _finish(work, Step.State.FAILED, reason[:64], now)
+    ended[work.journey_id] = ("failed", reason)
+
+
 def _finish(work: Work, state: str, outcome: str, now: datetime) -> None:
     work.state, work.outcome, work.finished_at, work.due_at = state, outcome, now, work.due_at or now
 
@@ -322,35 +390,6 @@ def _detail(value: Any) -> dict[str, Any]:
     if isinstance(value, str):
         return dict(json.loads(value))
     return dict(value or {})
-
-
-def steps_release_expired(max_attempts: int = 5) -> int:
-    """Give back claims whose runner died; a step that keeps killing runners fails."""
-    with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute(
-            """
-            UPDATE workflows_step
-            SET state = CASE WHEN attempts >= %s THEN 'failed' WHEN waited THEN 'waiting' ELSE 'pending' END,
-                outcome = CASE WHEN attempts >= %s THEN 'too_many_attempts' ELSE outcome END,
-                finished_at = CASE WHEN attempts >= %s THEN now() ELSE finished_at END,
-                due_at = LEAST(due_at, now()), claim_token = NULL, claimed_until = NULL
-            WHERE state = 'running' AND claimed_until < statement_timestamp()
-            RETURNING journey_id, execution_id, state
-            """,
-            [max_attempts, max_attempts, max_attempts],
-        )
-        rows = cursor.fetchall()
-        _released_failures(rows)
-    return len(rows)
-
-
-def _released_failures(rows: list[tuple[int, int, str]]) -> None:
-    failed = {journey: ("failed", "too_many_attempts") for journey, _, state in rows if state == "failed"}
-    if failed:
-        now = timezone.now()
-        rollup.journeys_lock_open(set(failed))
-        rollup.journeys_end(failed, now)
-        rollup.executions_refresh({execution for _, execution, _ in rows}, now)
 
 
 def due_step_count(horizon: timedelta = timedelta(0)) -> int:

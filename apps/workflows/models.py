@@ -215,6 +215,11 @@ class Step(ProjectScopedModel):
     outcome = models.CharField(max_length=64, blank=True, default="")
     detail = models.JSONField(default=dict, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # Claims of this step that ended without recording an outcome (the runner died or the
+    # batch failed as a whole): a step that keeps taking its batch down runs in a small
+    # group, then alone, and ends as "poison" after TIDINGS_POISON_AFTER_CRASHES. A default in the database, since
+    # the runner and the expansion insert steps with raw SQL.
+    crashes = models.PositiveSmallIntegerField(db_default=0)
     # Set once the step has waited (for time or deliveries): when it comes due again it
     # resumes rather than starting over, even after a crashed claim is released.
     waited = models.BooleanField(default=False)
@@ -232,6 +237,13 @@ class Step(ProjectScopedModel):
                 name="step_due",
             ),
             models.Index(fields=["claimed_until"], condition=Q(state="running"), name="step_claimed"),
+            # Due steps whose earlier claims crashed; they are claimed one at a time. Empty
+            # unless something crashed, so it costs the hot insert path nothing.
+            models.Index(
+                fields=["due_at"],
+                condition=Q(state__in=["pending", "waiting"], crashes__gt=0),
+                name="step_suspect_due",
+            ),
             models.Index(fields=["execution", "node_id", "state"], name="step_by_execution_node"),
             models.Index(fields=["journey", "node_id"], name="step_by_journey_node"),
         ]

@@ -46,7 +46,8 @@ def steps_write(done: list[Work], token: uuid.UUID, now: datetime) -> None:
                 """
                 UPDATE workflows_step s
                 SET state = t.state, due_at = COALESCE(t.due_at, %(now)s), outcome = t.outcome, detail = t.detail,
-                    waited = t.waited, finished_at = t.finished_at, claim_token = NULL, claimed_until = NULL
+                    waited = t.waited, finished_at = t.finished_at, claim_token = NULL, claimed_until = NULL,
+                    crashes = 0
                 FROM json_to_recordset(%(rows)s::json) AS t(id bigint, state text, due_at timestamptz,
                                                          outcome text, detail jsonb, waited boolean,
                                                          finished_at timestamptz)

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from apps.projects.models import Project
-from apps.workflows import engine, rollup
+from apps.workflows import engine, rollup, step_faults
 from apps.workflows.models import Execution
 from apps.workflows.services import execution_expand_chunk
 
@@ -56,13 +56,14 @@ def _clear_wake_flag() -> None:
 def run_steps() -> int:
     _clear_wake_flag()
     # Claims of a runner that died are released here too, not only by the minute sweep.
-    engine.steps_release_expired()
+    step_faults.steps_release_expired()
     started = time.monotonic()
     total = 0
     while True:
         claimed = engine.steps_run_batch()
         total += claimed
-        if claimed < engine.batch_size():
+        # Suspects run a few per batch; a runner stops only once none are left either.
+        if claimed < engine.batch_size() and not engine.suspects_due():
             return total
         if time.monotonic() - started > TIME_BUDGET_SECONDS:
             run_steps.apply_async(queue=QUEUE)
@@ -82,7 +83,7 @@ def expand_execution(project_id: int, execution_id: int) -> None:
 @shared_task(name="workflows.sweep", ignore_result=True)
 def sweep() -> None:
     """Every minute: release dead claims, resume due waits, finish stuck expansions."""
-    engine.steps_release_expired()
+    step_faults.steps_release_expired()
     stale = timezone.now() - timezone.timedelta(minutes=2)
     for project_id, execution_id in Execution.objects.filter(
         state__in=[Execution.State.PENDING, Execution.State.EXPANDING], created_at__lt=stale
