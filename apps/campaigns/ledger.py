@@ -84,7 +84,9 @@ def ledger_retry_dead(*, project_id: int, campaign_id: int, reason: str, hold: b
     return _move(
         "d.state = 'failed'",
         [project_id, ORIGIN_KIND, str(campaign_id)],
-        set_sql="state = %s, due_at = %s, attempt_budget = d.attempts + %s, crashes = 0, last_error = '', state_reason = %s",
+        set_sql=(
+            "state = %s, due_at = %s, attempt_budget = d.attempts + %s, crashes = 0, last_error = '', state_reason = %s"
+        ),
         set_params=[state, HOLD_UNTIL if hold else datetime.now(tz=UTC), 3, reason[:255]],
         state=state,
         reason=reason,

@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ('projects', '0001_initial'),
         ('subscribers', '0005_membership_without_fk_triggers'),
-        ('workflows', '0004_builder_draft_history'),
+        ('workflows', '0005_workflow_archived_at'),
     ]
 
     operations = [
