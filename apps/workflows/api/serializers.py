@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from apps.workflows.api.graph_schema import WorkflowGraphField
+
 
 class WorkflowInput(serializers.Serializer):
     key = serializers.SlugField(max_length=64)
     name = serializers.CharField(max_length=200, required=False)
-    graph = serializers.JSONField(required=False)
+    graph = WorkflowGraphField(required=False)
     allow_reentry = serializers.BooleanField(required=False)
 
 

@@ -15,6 +15,7 @@ from apps.governance.api.base import ProjectAPIView
 from apps.governance.api.docs import described
 from apps.governance.scopes import READ, WORKFLOWS_START, WORKFLOWS_WRITE
 from apps.workflows import selectors, services
+from apps.workflows.api.schema import WorkflowDetailOut, WorkflowListOut, WorkflowVersionOut
 from apps.workflows.api.serializers import ExecutionInput, WaitPreviewInput, WorkflowInput
 from apps.workflows.graph import graph_issues
 from apps.workflows.models import Execution, Workflow, WorkflowVersion
@@ -67,7 +68,7 @@ class WorkflowsView(ProjectAPIView):
         description=described(
             "Every workflow of the project with its draft graph and latest published version number.", READ
         ),
-        responses=dict,
+        responses=WorkflowListOut,
     )
     def get(self, request: Request) -> Response:
         return Response({"results": [workflow_data(w) for w in selectors.workflow_list(self.project)]})
@@ -84,7 +85,7 @@ class WorkflowsView(ProjectAPIView):
             WORKFLOWS_WRITE,
         ),
         request=WorkflowInput,
-        responses=dict,
+        responses={200: WorkflowDetailOut, 201: WorkflowDetailOut},
     )
     def post(self, request: Request) -> Response:
         data = WorkflowInput(data=request.data)
@@ -106,7 +107,7 @@ class WorkflowDetailView(ProjectAPIView):
             ),
             READ,
         ),
-        responses=dict,
+        responses=WorkflowDetailOut,
     )
     def get(self, request: Request, key: str) -> Response:
         return Response(workflow_data(selectors.workflow_get(self.project, key), with_issues=True))
@@ -126,7 +127,10 @@ class PublishView(ProjectAPIView):
             WORKFLOWS_WRITE,
         ),
         request=None,
-        responses={201: OpenApiResponse(dict, description="The new version."), **problem_responses(404, 409, 422)},
+        responses={
+            201: OpenApiResponse(WorkflowVersionOut, description="The new version."),
+            **problem_responses(404, 409, 422),
+        },
     )
     def post(self, request: Request, key: str) -> Response:
         workflow = selectors.workflow_get(self.project, key)
@@ -149,7 +153,7 @@ class VersionView(ProjectAPIView):
             ),
             READ,
         ),
-        responses=dict,
+        responses=WorkflowVersionOut,
     )
     def get(self, request: Request, key: str, number: int) -> Response:
         workflow = selectors.workflow_get(self.project, key)
