@@ -248,6 +248,21 @@ def test_a_number_where_the_schema_says_string_is_422(secret_client: Any, path: 
     assert not Subscriber.objects.exists() and not Workflow.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("path", "payload", "field"),
+    [
+        ("/api/v1/workflows", {"key": "w", "allow_reentry": 0}, "allow_reentry"),
+        ("/api/v1/workflows", {"key": "w", "allow_reentry": "yes"}, "allow_reentry"),
+    ],
+)
+def test_a_non_boolean_where_the_schema_says_boolean_is_422(
+    secret_client: Any, path: str, payload: Any, field: str
+) -> None:
+    body = problem(secret_client.post(path, payload, format="json"), 422, "validation_error")
+    assert body["errors"][0]["field"].startswith(field)
+    assert not Subscriber.objects.exists() and not Workflow.objects.exists()
+
+
 @pytest.mark.parametrize("action", ["start", "pause", "resume", "cancel", "retry"])
 def test_every_campaign_control_refuses_a_body_it_cannot_parse(secret_client: Any, project: Any, action: str) -> None:
     make_template(project)

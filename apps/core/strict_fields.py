@@ -1,6 +1,6 @@
 """Input fields whose published schema is what they take.
 
-Text fields take only text.
+Text fields take only text; boolean fields of a JSON body take only ``true`` or ``false``.
 
 DRF's ``CharField`` (and the fields built on it) turns a JSON number into its digits, so
 ``{"tag": 0}`` is stored as the tag ``"0"`` while the published schema says ``type:
@@ -42,6 +42,15 @@ class URLField(_OnlyText, serializers.URLField):
 
 class EmailField(_OnlyText, serializers.EmailField):
     pass
+
+
+class BooleanField(serializers.BooleanField):
+    """For JSON bodies: DRF would also take 0, 1, "yes", "off"... where the schema says boolean."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, bool):
+            self.fail("invalid")
+        return data
 
 
 @extend_schema_field({"type": "object", "additionalProperties": True})

@@ -277,6 +277,11 @@ SPECTACULAR_SETTINGS = {
     },
     "SECURITY": [{"ApiKey": []}],
     "PREPROCESSING_HOOKS": ["apps.governance.schema.only_public_api"],
+    # The workflow graph's components come from the node registry (apps.workflows.api.graph_schema).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "apps.workflows.api.graph_schema.graph_components_hook",
+    ],
     "SERVE_AUTHENTICATION": [],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

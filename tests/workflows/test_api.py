@@ -6,6 +6,7 @@ import pytest
 
 from apps.subscribers.models import Segment, Tag
 from apps.workflows.models import Execution
+from tests.openapi import schema_errors
 from tests.workflows.helpers import chain, node, run_until_idle, subscribers, tag_branch_graph
 
 pytestmark = pytest.mark.django_db
@@ -160,3 +161,21 @@ def test_stop_one_subscriber_and_cancel_execution(secret_client, project):
     cancelled = secret_client.post(f"/api/v1/executions/{execution_id}/cancel")
     assert cancelled.status_code == 200 and cancelled.json()["state"] == "cancelled"
     assert secret_client.post(f"/api/v1/executions/{execution_id}/cancel").status_code == 409
+
+
+def test_workflow_answers_match_the_schemas_the_openapi_document_gives_them(secret_client):
+    # A node as the builder adds it: fine in a draft, refused by publishing.
+    unfinished = chain(node("start", "start"), node("mark", "add_tag", tags=[]), node("end", "end"))
+    created = save(secret_client, graph=unfinished)
+    assert created.status_code == 201
+    assert schema_errors("WorkflowDetailOut", created.json()) == []
+    assert schema_errors("WorkflowGraph", created.json()["draft_graph"]) != []
+    saved = save(secret_client, graph=tag_branch_graph("seen"))
+    assert saved.status_code == 200 and schema_errors("WorkflowDetailOut", saved.json()) == []
+    assert schema_errors("WorkflowListOut", secret_client.get("/api/v1/workflows").json()) == []
+    assert schema_errors("WorkflowDetailOut", secret_client.get("/api/v1/workflows/onboarding").json()) == []
+    published = secret_client.post("/api/v1/workflows/onboarding/publish")
+    assert published.status_code == 201 and schema_errors("WorkflowVersionOut", published.json()) == []
+    version = secret_client.get("/api/v1/workflows/onboarding/versions/1").json()
+    assert schema_errors("WorkflowVersionOut", version) == []
+    assert schema_errors("WorkflowGraph", version["graph"]) == []

@@ -12,7 +12,7 @@ for _action in ("start", "pause", "resume", "cancel", "retry"):
     urlpatterns.append(
         path(
             f"campaigns/<int:campaign_id>/{_action}",
-            views.CampaignActionView.as_view(action=_action),
+            views.campaign_action_view(_action).as_view(),
             name=f"api-campaign-{_action}",
         )
     )

@@ -14,6 +14,7 @@ from apps.delivery.api.serializers import DeadLetterListInput, DeadLetterReplayI
 from apps.delivery.models import Delivery
 from apps.governance import scopes
 from apps.governance.api.base import ProjectAPIView
+from apps.governance.api.docs import described
 from apps.notifications.dead_letters import dead_letter_search, dead_letters_replay
 from apps.subscribers.models import Subscriber
 from apps.subscribers.selectors import subscriber_get
@@ -24,6 +25,14 @@ class DeadLetterListView(ProjectAPIView):
 
     @extend_schema(
         operation_id="dead_letters_list",
+        summary="List dead letters",
+        description=described(
+            (
+                "Deliveries that exhausted their attempts or failed permanently, newest first, with "
+                "the payload they were sent with; page with `next_before`."
+            ),
+            scopes.READ,
+        ),
         parameters=[DeadLetterListInput],
         responses={200: OpenApiResponse(DeadLetterPageOut, description="Dead letters, newest first."), **problems(422)},
     )
@@ -51,6 +60,16 @@ class DeadLetterReplayView(ProjectAPIView):
 
     @extend_schema(
         operation_id="dead_letters_replay",
+        summary="Replay dead letters",
+        description=described(
+            (
+                "Puts dead letters back in their lanes with a fresh attempt budget: by `ids` (every "
+                "one must be dead) or by filter (up to `limit`). 409 `not_dead_letter` for a delivery "
+                "that is not dead; 404 for an id this project does not have; 422 `filter_required` "
+                "when neither is given."
+            ),
+            scopes.MESSAGES_SEND,
+        ),
         request=DeadLetterReplayInput,
         responses={
             202: OpenApiResponse(ReplayOut, description="The ids put back in their lanes."),
@@ -74,6 +93,15 @@ class SubscriberMessagesView(ProjectAPIView):
 
     @extend_schema(
         operation_id="subscriber_messages",
+        summary="One subscriber's message history",
+        description=described(
+            (
+                "Every delivery to this subscriber, newest first, with attempts and status events; "
+                "page with `before`. A merged subscriber's history is answered from the survivor. 404 "
+                "for an unknown subscriber."
+            ),
+            scopes.READ,
+        ),
         parameters=[
             OpenApiParameter("limit", int, description="At most 200; default 50."),
             OpenApiParameter("before", int, description="Cursor: deliveries with a lower id."),

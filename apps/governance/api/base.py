@@ -23,8 +23,9 @@ from apps.projects.models import Project
 
 
 class ProjectAPIView(APIView):
-    """Subclasses set ``required_scope`` (or ``required_scopes`` per method)."""
-
+    # Subclasses set ``required_scope`` (or ``required_scopes`` per method). A note, not a
+    # docstring: drf-spectacular would publish an inherited docstring as every operation's
+    # description.
     # The one place the API checks a key, its scope, then its request budget.
     authentication_classes = [ApiKeyAuthentication]
     permission_classes = [HasScope]

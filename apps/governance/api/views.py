@@ -6,6 +6,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.governance.api.base import ProjectAPIView
+from apps.governance.api.docs import described
 
 
 class MeView(ProjectAPIView):
@@ -15,6 +16,14 @@ class MeView(ProjectAPIView):
 
     @extend_schema(
         operation_id="me",
+        summary="Who is calling",
+        description=described(
+            (
+                "The key's project (with its timezone), the key itself (masked), its type and "
+                "effective scopes. Useful to check a key before using it."
+            ),
+            "*",
+        ),
         responses=inline_serializer(
             "Me",
             {

@@ -11,6 +11,7 @@ from apps.core.ids import parse_id
 from apps.delivery.api.schema import problems
 from apps.governance import scopes
 from apps.governance.api.base import ProjectAPIView
+from apps.governance.api.docs import described
 from apps.notifications.api.schema import BatchAcceptedOut, BroadcastAcceptedOut, BroadcastOut
 from apps.notifications.api.serializers import BroadcastInput, EmailBatchInput, PushBatchInput
 from apps.notifications.broadcasts import broadcast_create
@@ -47,6 +48,16 @@ class EmailBatchView(_BatchView):
 
     @extend_schema(
         operation_id="messages_email_batch",
+        summary="Send a batch of emails",
+        description=described(
+            (
+                "Many emails in one request, one delivery each: every message names a template, or "
+                "carries its own subject and text and/or html, and may carry its own idempotency "
+                "`key`. 422 `invalid_recipient`, `unsafe_html` or `unknown_subscriber`, naming the "
+                "message by index."
+            ),
+            scopes.MESSAGES_SEND,
+        ),
         request=EmailBatchInput,
         responses={
             202: OpenApiResponse(BatchAcceptedOut, description="One delivery per message."),
@@ -63,6 +74,15 @@ class PushBatchView(_BatchView):
 
     @extend_schema(
         operation_id="messages_push_batch",
+        summary="Send a batch of pushes",
+        description=described(
+            (
+                "Many pushes in one request, one delivery per device: every message names a template, "
+                "or carries its own title and/or body. 422 `invalid_recipient`, `unknown_subscriber` "
+                "or `no_destination`, naming the message by index."
+            ),
+            scopes.MESSAGES_SEND,
+        ),
         request=PushBatchInput,
         responses={
             202: OpenApiResponse(BatchAcceptedOut, description="One delivery per device."),
@@ -78,6 +98,15 @@ class BroadcastView(ProjectAPIView):
 
     @extend_schema(
         operation_id="broadcast_create",
+        summary="Broadcast a template to an audience",
+        description=described(
+            (
+                "Sends a template to everyone, a segment or a tag (202); the fan-out runs on the bulk "
+                "lane. 422 `channel_not_broadcastable` or `unknown_tag`; 404 for a segment this "
+                "project does not have."
+            ),
+            scopes.NOTIFICATIONS_PUBLISH,
+        ),
         request=BroadcastInput,
         responses={
             202: OpenApiResponse(BroadcastAcceptedOut, description="Stored; the fan-out runs on the bulk lane."),
@@ -96,6 +125,14 @@ class BroadcastDetailView(ProjectAPIView):
 
     @extend_schema(
         operation_id="broadcast_get",
+        summary="One broadcast's fan-out state",
+        description=described(
+            (
+                "The broadcast and how many deliveries it has enqueued per channel so far. 404 for a "
+                "broadcast of another project."
+            ),
+            scopes.READ,
+        ),
         responses={200: OpenApiResponse(BroadcastOut, description="Fan-out state."), **problems(404)},
     )
     def get(self, request: Request, broadcast_id: str) -> Response:

@@ -13,6 +13,7 @@ from apps.delivery.api.output import deliveries_with_history
 from apps.delivery.api.schema import problems
 from apps.governance import scopes
 from apps.governance.api.base import ProjectAPIView
+from apps.governance.api.docs import described
 from apps.notifications.api.schema import NotificationOut, PublishAcceptedOut
 from apps.notifications.api.serializers import NotificationPublishInput, publish_input_plain
 from apps.notifications.models import Notification
@@ -74,6 +75,16 @@ class NotificationCollectionView(ProjectAPIView):
 
     @extend_schema(
         operation_id="notification_publish",
+        summary="Publish a notification",
+        description=described(
+            (
+                "Accepts a notification for a template and its recipients (202): it is stored with its "
+                "outbox event in one transaction and routed to deliveries in the background; the "
+                "Location header names it. Send an `Idempotency-Key` header to make retries safe. 413 "
+                "for an oversized body; 422 names each invalid field."
+            ),
+            scopes.NOTIFICATIONS_PUBLISH,
+        ),
         request=NotificationPublishInput,
         responses={
             202: OpenApiResponse(PublishAcceptedOut, description="Stored with its outbox event; deliveries follow."),
@@ -99,6 +110,15 @@ class NotificationDetailView(ProjectAPIView):
 
     @extend_schema(
         operation_id="notification_get",
+        summary="One notification and its deliveries",
+        description=described(
+            (
+                "The notification as accepted, how it was routed (deliveries made, recipients skipped "
+                "and why) and every delivery with attempts and events. 404 for a notification of "
+                "another project."
+            ),
+            scopes.READ,
+        ),
         responses={200: OpenApiResponse(NotificationOut, description="The whole story."), **problems(404)},
     )
     def get(self, request: Request, notification_id: str) -> Response:

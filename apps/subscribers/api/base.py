@@ -18,8 +18,9 @@ from apps.governance.scopes import READ
 
 
 class SubscribersAPIView(ProjectAPIView):
-    """``secret_methods`` are refused for keys under the public ceiling, even when a
-    restricted key carries the scope: erasing people or importing files is server work."""
+    # ``secret_methods`` are refused for keys under the public ceiling, even when a
+    # restricted key carries the scope: erasing people or importing files is server work.
+    # (A comment: an inherited docstring would become every operation's description.)
 
     secret_methods: frozenset[str] = frozenset()
 

@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.errors import ApplicationError
+from apps.governance.api.docs import described
 from apps.governance.scopes import READ, SUBSCRIBERS_WRITE
 from apps.subscribers import selectors
 from apps.subscribers.api import serializers as s
@@ -17,11 +18,9 @@ from apps.subscribers.services import import_create
 
 
 class ImportCreateView(SubscribersAPIView):
-    """Multipart (field ``file``) or a raw body typed text/csv or application/x-ndjson.
-
-    The body is never read whole: multipart parts spool to a temporary file and a raw body
-    is streamed straight into storage.
-    """
+    # Multipart (field ``file``) or a raw body typed text/csv or application/x-ndjson.
+    # The body is never read whole: multipart parts spool to a temporary file and a raw
+    # body is streamed straight into storage.
 
     required_scope = SUBSCRIBERS_WRITE
     secret_methods = frozenset({"POST"})
@@ -30,10 +29,12 @@ class ImportCreateView(SubscribersAPIView):
         operation_id="subscribers_import",
         tags=["imports"],
         summary="Upload a CSV or NDJSON file of subscribers (secret key); imported in the background",
-        description=(
+        description=described(
             "Send the file as the multipart field `file`, or as the raw body typed text/csv or "
             "application/x-ndjson (then `?filename=` names it). Answers 202 with the job; poll "
-            "the Location."
+            "the Location. 413 for a file over the upload limit; 415 for another content type.",
+            SUBSCRIBERS_WRITE,
+            secret_only=True,
         ),
         request={
             "multipart/form-data": s.ImportUploadIn,
@@ -78,6 +79,13 @@ class ImportDetailView(SubscribersAPIView):
 
     @extend_schema(
         operation_id="import_get",
+        description=described(
+            (
+                "Counts of rows imported and rejected, the state of the job and each rejected row with "
+                "why. 404 for a job of another project."
+            ),
+            READ,
+        ),
         tags=["imports"],
         summary="An import job's progress and rejected rows",
         responses={200: s.ImportJobOut, **problems(403, 404)},

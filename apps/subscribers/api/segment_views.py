@@ -8,6 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.query import query_data
+from apps.governance.api.docs import described
 from apps.governance.scopes import READ, SUBSCRIBERS_WRITE
 from apps.subscribers import selectors
 from apps.subscribers.api import serializers as s
@@ -24,6 +25,7 @@ class SegmentListView(SubscribersAPIView):
 
     @extend_schema(
         operation_id="segments_list",
+        description=described("Every segment of the project with its rules and current member count.", READ),
         tags=["segments"],
         summary="All segments with their member counts",
         responses={200: s.SegmentListOut, **problems(403)},
@@ -36,6 +38,11 @@ class SegmentListView(SubscribersAPIView):
 
     @extend_schema(
         operation_id="segment_create",
+        description=described(
+            "Members are computed on creation and kept current. 409 for a name already taken; 422 for invalid rules.",
+            SUBSCRIBERS_WRITE,
+            secret_only=True,
+        ),
         tags=["segments"],
         summary="Create a segment from rules (secret key); membership is computed at once",
         request=s.SegmentIn,
@@ -54,6 +61,9 @@ class SegmentDetailView(SubscribersAPIView):
 
     @extend_schema(
         operation_id="segment_get",
+        description=described(
+            "The segment's rules and current member count. 404 for a segment of another project.", READ
+        ),
         tags=["segments"],
         summary="One segment with its member count",
         responses={200: s.SegmentOut, **problems(403, 404)},
@@ -64,6 +74,14 @@ class SegmentDetailView(SubscribersAPIView):
 
     @extend_schema(
         operation_id="segment_update",
+        description=described(
+            (
+                "Changes the name and/or rules; membership is recomputed. 409 for a name already "
+                "taken; 422 for invalid rules."
+            ),
+            SUBSCRIBERS_WRITE,
+            secret_only=True,
+        ),
         tags=["segments"],
         summary="Rename a segment or change its rules (secret key)",
         request=s.SegmentPatchIn,
@@ -77,6 +95,11 @@ class SegmentDetailView(SubscribersAPIView):
 
     @extend_schema(
         operation_id="segment_delete",
+        description=described(
+            "Deletes the segment; its members stay. 404 for a segment of another project.",
+            SUBSCRIBERS_WRITE,
+            secret_only=True,
+        ),
         tags=["segments"],
         summary="Delete a segment (secret key)",
         responses={204: None, **problems(403, 404)},
@@ -91,6 +114,9 @@ class SegmentSubscribersView(SubscribersAPIView):
 
     @extend_schema(
         operation_id="segment_subscribers_list",
+        description=described(
+            "`next_cursor` fetches the next page. 404 for an unknown segment; 422 for a foreign cursor.", READ
+        ),
         tags=["segments"],
         summary="The members of a segment, one cursor page at a time",
         parameters=[s.PageQuery],

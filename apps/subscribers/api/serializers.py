@@ -47,7 +47,7 @@ class IdentifyIn(serializers.Serializer):
 class PreferenceIn(serializers.Serializer):
     channel = strict.CharField()
     category = strict.CharField(required=False, allow_blank=True, default="")
-    opted_out = serializers.BooleanField()
+    opted_out = strict.BooleanField()
 
 
 class SubscriberPatchIn(serializers.Serializer):

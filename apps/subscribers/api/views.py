@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from apps.core.query import query_data
+from apps.governance.api.docs import described
 from apps.governance.scopes import DEVICES_WRITE, READ, SUBSCRIBERS_WRITE, TAGS_WRITE
 from apps.subscribers import selectors
 from apps.subscribers.api import serializers as s
@@ -58,7 +59,7 @@ class IdentifyView(SubscribersAPIView):
         operation_id="subscribers_identify",
         tags=["subscribers"],
         summary="Create or update a subscriber by external_id and/or anonymous_id",
-        description=IDENTIFY_RULES,
+        description=described(IDENTIFY_RULES, SUBSCRIBERS_WRITE),
         request=s.IdentifyIn,
         responses={200: s.IdentifyOut, **problems(403, 422)},
     )
@@ -87,6 +88,13 @@ class SubscriberListView(SubscribersAPIView):
 
     @extend_schema(
         operation_id="subscribers_list",
+        description=described(
+            (
+                "Filter by tag, segment, email or creation time; `next_cursor` fetches the next page. "
+                "422 for a cursor this API did not give out."
+            ),
+            READ,
+        ),
         tags=["subscribers"],
         summary="List subscribers, newest id first, one cursor page at a time",
         parameters=[s.ListQuery],
@@ -116,6 +124,13 @@ class SubscriberDetailView(SubscribersAPIView):
 
     @extend_schema(
         operation_id="subscriber_get",
+        description=described(
+            (
+                "The profile, tags, devices, segment memberships and channel preferences. 404 for an "
+                "external id this project does not have."
+            ),
+            READ,
+        ),
         tags=["subscribers"],
         summary="One subscriber with tags, devices, segments and preferences",
         parameters=[EXTERNAL_ID],
@@ -137,6 +152,14 @@ class SubscriberDetailView(SubscribersAPIView):
 
     @extend_schema(
         operation_id="subscriber_update",
+        description=described(
+            (
+                "Changes only the fields sent; preferences opt the subscriber in or out per channel "
+                "and category. 404 for an unknown subscriber; 422 names each invalid field."
+            ),
+            SUBSCRIBERS_WRITE,
+            secret_only=True,
+        ),
         tags=["subscribers"],
         summary="Change a subscriber's profile and channel preferences (secret key)",
         parameters=[EXTERNAL_ID],
@@ -151,6 +174,15 @@ class SubscriberDetailView(SubscribersAPIView):
 
     @extend_schema(
         operation_id="subscriber_erase",
+        description=described(
+            (
+                "Forgets the person: profile fields, ids, devices, tags, tag history, preferences and "
+                "segment memberships are deleted; an anonymous row stays so delivery counts still add "
+                "up. Cannot be undone. 404 for an unknown subscriber."
+            ),
+            SUBSCRIBERS_WRITE,
+            secret_only=True,
+        ),
         tags=["subscribers"],
         summary="Erase a subscriber and everything held about them (secret key)",
         parameters=[EXTERNAL_ID],
@@ -167,6 +199,9 @@ class SubscriberExportView(SubscribersAPIView):
 
     @extend_schema(
         operation_id="subscriber_export",
+        description=described(
+            "Everything held about the subscriber, for a data-access request. 404 for an unknown subscriber.", READ
+        ),
         tags=["subscribers"],
         summary="Everything held about one subscriber (privacy export)",
         parameters=[EXTERNAL_ID],
@@ -184,11 +219,12 @@ class SubscriberTagsView(SubscribersAPIView):
         operation_id="subscriber_tags_change",
         tags=["subscribers"],
         summary="Add and remove tags; answers the tags and segments after the change",
-        description=(
+        description=described(
             "With `?id_type=anonymous` the path names a visitor's anonymous id, so an app tags before "
             "login and the tags reach the merge. A public key tags an identified subscriber only with "
             "its `subscriber_hash` (403 `identity_verification_required`); an anonymous id already "
-            "merged into an identified subscriber is tagged by that subscriber's external id."
+            "merged into an identified subscriber is tagged by that subscriber's external id.",
+            TAGS_WRITE,
         ),
         parameters=[
             OpenApiParameter(
@@ -231,11 +267,12 @@ class DeviceListView(SubscribersAPIView):
         operation_id="device_register",
         tags=["devices"],
         summary="Register (or move) a push token to a subscriber, creating the subscriber if new",
-        description=(
+        description=described(
             "The owner is named by external_id or by a visitor's anonymous_id (the device follows the "
             "visitor into the identified subscriber at the merge). A public key registers a device to an "
             "identified subscriber that already exists only with its `subscriber_hash` "
-            "(403 `identity_verification_required`)."
+            "(403 `identity_verification_required`).",
+            DEVICES_WRITE,
         ),
         request=s.DeviceIn,
         responses={201: s.DeviceRegisteredOut, **problems(403, 422)},
@@ -264,6 +301,9 @@ class DeviceDetailView(SubscribersAPIView):
 
     @extend_schema(
         operation_id="device_delete",
+        description=described(
+            "Removes the push token; later pushes skip it. 404 for a token this project does not have.", DEVICES_WRITE
+        ),
         tags=["devices"],
         summary="Forget a push token",
         parameters=[TOKEN],

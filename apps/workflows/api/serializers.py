@@ -5,20 +5,21 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from apps.core import strict_fields as strict
+from apps.workflows.api.graph_schema import WorkflowDraftGraphField
 
 
 class WorkflowInput(serializers.Serializer):
     key = strict.SlugField(max_length=64)
     name = strict.CharField(max_length=200, required=False)
-    graph = strict.JSONObjectField(required=False)
-    allow_reentry = serializers.BooleanField(required=False)
+    graph = WorkflowDraftGraphField(required=False)
+    allow_reentry = strict.BooleanField(required=False)
 
 
 class ExecutionInput(serializers.Serializer):
     external_ids = serializers.ListField(child=strict.CharField(max_length=255), required=False, max_length=10_000)
     segment = serializers.IntegerField(required=False, min_value=1)
     tag = strict.CharField(required=False, max_length=64)
-    everyone = serializers.BooleanField(required=False)
+    everyone = strict.BooleanField(required=False)
     version = serializers.IntegerField(required=False, min_value=1)
 
     def validate(self, attrs: dict) -> dict:

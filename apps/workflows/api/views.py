@@ -13,8 +13,10 @@ from apps.core.api_schema import problem_responses
 from apps.core.errors import ApplicationError
 from apps.core.query import query_data
 from apps.governance.api.base import ProjectAPIView
+from apps.governance.api.docs import described
 from apps.governance.scopes import READ, WORKFLOWS_START, WORKFLOWS_WRITE
 from apps.workflows import selectors, services
+from apps.workflows.api.schema import WorkflowDetailOut, WorkflowListOut, WorkflowVersionOut
 from apps.workflows.api.serializers import ExecutionInput, WaitPreviewInput, WorkflowInput
 from apps.workflows.graph import graph_issues
 from apps.workflows.models import Execution, Workflow, WorkflowVersion
@@ -61,17 +63,30 @@ def execution_data(execution: Execution) -> dict[str, Any]:
 class WorkflowsView(ProjectAPIView):
     required_scopes = {"POST": WORKFLOWS_WRITE, "GET": READ}
 
-    @extend_schema(operation_id="workflows_list", responses=dict)
+    @extend_schema(
+        operation_id="workflows_list",
+        summary="List workflows",
+        description=described(
+            "Every workflow of the project with its draft graph and latest published version number.", READ
+        ),
+        responses=WorkflowListOut,
+    )
     def get(self, request: Request) -> Response:
         return Response({"results": [workflow_data(w) for w in selectors.workflow_list(self.project)]})
 
     @extend_schema(
         operation_id="workflows_save_draft",
+        summary="Create a workflow or save its draft",
+        description=described(
+            (
+                "Creates the workflow `key` (201) or updates its name, re-entry rule or draft graph "
+                "(200). Only the graph's shape is checked here (422 `invalid_graph`): a draft may be "
+                "unfinished, and the answer's `draft_issues` lists what publishing would refuse."
+            ),
+            WORKFLOWS_WRITE,
+        ),
         request=WorkflowInput,
-        responses={
-            200: OpenApiResponse(dict, description="The draft of an existing workflow, saved."),
-            201: OpenApiResponse(dict, description="A new workflow, with this draft."),
-        },
+        responses={200: WorkflowDetailOut, 201: WorkflowDetailOut},
     )
     def post(self, request: Request) -> Response:
         data = WorkflowInput(data=request.data)
@@ -83,7 +98,18 @@ class WorkflowsView(ProjectAPIView):
 class WorkflowDetailView(ProjectAPIView):
     required_scope = READ
 
-    @extend_schema(operation_id="workflows_get", responses=dict)
+    @extend_schema(
+        operation_id="workflows_get",
+        summary="One workflow with its draft and draft issues",
+        description=described(
+            (
+                "The workflow, its draft graph and `draft_issues`: every problem publishing the draft "
+                "would meet. 404 for a key this project does not have."
+            ),
+            READ,
+        ),
+        responses=WorkflowDetailOut,
+    )
     def get(self, request: Request, key: str) -> Response:
         return Response(workflow_data(selectors.workflow_get(self.project, key), with_issues=True))
 
@@ -93,14 +119,19 @@ class PublishView(ProjectAPIView):
 
     @extend_schema(
         operation_id="workflows_publish",
-        description=(
+        summary="Publish the draft as a new version",
+        description=described(
             "Validate the draft and freeze it as the next immutable version. Refused with 409 "
             "`draft_unchanged` when the draft is the same as the latest version (nothing to publish) "
             "and 409 `workflow_archived` for an archived workflow; 422 `invalid_graph` lists every "
-            "problem, each naming its node or edge."
+            "problem, each naming its node or edge.",
+            WORKFLOWS_WRITE,
         ),
         request=None,
-        responses={201: OpenApiResponse(dict, description="The new version."), **problem_responses(404, 409, 422)},
+        responses={
+            201: OpenApiResponse(WorkflowVersionOut, description="The new version."),
+            **problem_responses(404, 409, 422),
+        },
     )
     def post(self, request: Request, key: str) -> Response:
         workflow = selectors.workflow_get(self.project, key)
@@ -113,7 +144,18 @@ class PublishView(ProjectAPIView):
 class VersionView(ProjectAPIView):
     required_scope = READ
 
-    @extend_schema(operation_id="workflows_version_get", responses=dict)
+    @extend_schema(
+        operation_id="workflows_version_get",
+        summary="One published version's graph",
+        description=described(
+            (
+                "The frozen graph of version `number`, with who published it and how. Versions never "
+                "change. 404 for an unknown workflow or version."
+            ),
+            READ,
+        ),
+        responses=WorkflowVersionOut,
+    )
     def get(self, request: Request, key: str, number: int) -> Response:
         workflow = selectors.workflow_get(self.project, key)
         return Response(version_data(selectors.version_get(self.project, workflow, number)))
@@ -122,7 +164,21 @@ class VersionView(ProjectAPIView):
 class WaitPreviewView(ProjectAPIView):
     required_scope = READ
 
-    @extend_schema(operation_id="workflows_wait_preview", parameters=[WaitPreviewInput], responses=dict)
+    @extend_schema(
+        operation_id="workflows_wait_preview",
+        summary="When a wait node would resume",
+        description=described(
+            (
+                "Computes when the wait node `node` of this version would resume for a subscriber "
+                "reaching it at `at` (default now), in the subscriber's timezone, a given `timezone`, "
+                "or the project's. 422 `not_a_wait_node`, `invalid_timezone` or `timezone_required`; "
+                "404 for an unknown workflow, version, node or subscriber."
+            ),
+            READ,
+        ),
+        parameters=[WaitPreviewInput],
+        responses=dict,
+    )
     def get(self, request: Request, key: str, number: int) -> Response:
         query = WaitPreviewInput(data=query_data(request.query_params))
         query.is_valid(raise_exception=True)
@@ -146,6 +202,17 @@ class ExecutionsView(ProjectAPIView):
 
     @extend_schema(
         operation_id="workflows_execute",
+        summary="Start an execution of a workflow",
+        description=described(
+            (
+                "Enters an audience (exactly one of `external_ids`, `segment`, `tag` or `everyone`) "
+                "into the latest published version, or the `version` given. Answers 202 at once; "
+                "journeys start in the background and `unknown_external_ids` lists ids this project "
+                "does not have. 409 `workflow_not_published` or `workflow_archived`; 422 "
+                "`invalid_audience`."
+            ),
+            WORKFLOWS_START,
+        ),
         request=ExecutionInput,
         responses={202: OpenApiResponse(dict, description="The execution, started; journeys follow.")},
     )
@@ -168,7 +235,18 @@ class ExecutionsView(ProjectAPIView):
 class ExecutionView(ProjectAPIView):
     required_scope = READ
 
-    @extend_schema(operation_id="executions_get", responses=dict)
+    @extend_schema(
+        operation_id="executions_get",
+        summary="An execution's progress",
+        description=described(
+            (
+                "State of the execution and how many journeys are at each step and in each state. 404 "
+                "for an execution of another project."
+            ),
+            READ,
+        ),
+        responses=dict,
+    )
     def get(self, request: Request, execution_id: int) -> Response:
         execution = selectors.execution_get(self.project, execution_id)
         return Response(selectors.execution_summary(self.project, execution))
@@ -177,7 +255,19 @@ class ExecutionView(ProjectAPIView):
 class ExecutionCancelView(ProjectAPIView):
     required_scope = WORKFLOWS_START
 
-    @extend_schema(operation_id="executions_cancel", request=None, responses=dict)
+    @extend_schema(
+        operation_id="executions_cancel",
+        summary="Cancel an execution",
+        description=described(
+            (
+                "Stops every open journey of the execution; steps already sent stay sent. 409 "
+                "`execution_finished` when it has already finished or been cancelled."
+            ),
+            WORKFLOWS_START,
+        ),
+        request=None,
+        responses=dict,
+    )
     def post(self, request: Request, execution_id: int) -> Response:
         execution = selectors.execution_get(self.project, execution_id)
         execution = services.execution_cancel(project=self.project, execution=execution)
@@ -187,7 +277,18 @@ class ExecutionCancelView(ProjectAPIView):
 class ExecutionSubscriberView(ProjectAPIView):
     required_scope = READ
 
-    @extend_schema(operation_id="executions_subscriber_journey", responses=dict)
+    @extend_schema(
+        operation_id="executions_subscriber_journey",
+        summary="One subscriber's journey in an execution",
+        description=described(
+            (
+                "Where the subscriber is in the execution: the state of their journey and every step "
+                "taken, with outcomes. 404 when the subscriber has no journey in it."
+            ),
+            READ,
+        ),
+        responses=dict,
+    )
     def get(self, request: Request, execution_id: int, external_id: str) -> Response:
         execution = selectors.execution_get(self.project, execution_id)
         journey = selectors.journey_for(self.project, execution, external_id)
@@ -197,7 +298,19 @@ class ExecutionSubscriberView(ProjectAPIView):
 class ExecutionSubscriberStopView(ProjectAPIView):
     required_scope = WORKFLOWS_START
 
-    @extend_schema(operation_id="executions_subscriber_stop", request=None, responses=dict)
+    @extend_schema(
+        operation_id="executions_subscriber_stop",
+        summary="Stop one subscriber's journey",
+        description=described(
+            (
+                "Ends this subscriber's journey in the execution, closing any open branch; the rest of "
+                "the execution goes on. 409 `journey_finished` when the journey has already ended."
+            ),
+            WORKFLOWS_START,
+        ),
+        request=None,
+        responses=dict,
+    )
     def post(self, request: Request, execution_id: int, external_id: str) -> Response:
         execution = selectors.execution_get(self.project, execution_id)
         journey = selectors.journey_for(self.project, execution, external_id)
