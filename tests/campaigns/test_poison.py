@@ -4,6 +4,7 @@ other projects' campaigns on the same worker, carry on to completion."""
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 from typing import Any
 
 import psycopg
@@ -14,11 +15,13 @@ from django.utils import timezone
 from apps.campaigns import lifecycle
 from apps.campaigns.fanout import campaign_chunk_fan_out
 from apps.campaigns.models import Campaign, CampaignChunk, CampaignEvent, CampaignState
+from apps.campaigns.reconcile import campaigns_reap
 from apps.campaigns.services import campaign_create
 from apps.delivery.models import Connector, Template, TemplateVersion
 from apps.subscribers.models import Device, Subscriber
 from tests.campaigns.conftest import add_subscribers, make_connector, make_template
 from tests.campaigns.helpers import rows, run_until, state_of
+from tests.fixtures.worker import wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -142,3 +145,64 @@ def test_a_chunk_that_stops_its_worker_every_time_is_skipped_as_poison_after_the
     assert skipped.count() == 2
     done = CampaignEvent.objects.filter(campaign=stuck, kind="state", message__startswith="Completed").get()
     assert "2 fan-out chunks were skipped" in done.message
+
+
+def lock_waiters(*, terminate: bool = False) -> int:
+    """Backends of this test database waiting for a lock (terminated, if asked)."""
+    call = "pg_terminate_backend(pid)" if terminate else "pid"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {call} FROM pg_stat_activity"  # noqa: S608
+            " WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+        )
+        return len(cursor.fetchall())
+
+
+def test_a_chunk_whose_worker_is_killed_every_time_is_skipped_as_poison_after_the_budget(
+    project: Any, settings: Any, start_worker: Any
+) -> None:
+    settings.TIDINGS_CAMPAIGN_CHUNK_SIZE = 100
+    settings.TIDINGS_CAMPAIGN_CHUNK_TIMEOUT = 0  # the reaper takes a chunk back at once
+    budget = settings.TIDINGS_POISON_AFTER_CRASHES
+    add_subscribers(project, 20)
+    campaign = campaign_create(
+        project=project, name="Killed", template=make_template(project), connector=make_connector(project)
+    )
+    db = connection.settings_dict
+    blocker = psycopg.connect(
+        host=db["HOST"] or "127.0.0.1", port=db["PORT"] or 5432, user=db["USER"] or "postgres", dbname=db["NAME"]
+    )
+    chunk = None
+    try:
+        lifecycle.campaign_start(campaign=campaign)
+        # The chunk hangs on this lock, mid-run, until its worker is SIGKILLed.
+        blocker.execute("SELECT 1 FROM campaigns_campaign WHERE id = %s FOR NO KEY UPDATE", [campaign.pk])
+        chunk = CampaignChunk.objects.get(campaign=campaign)
+        for crash in range(1, budget + 1):
+            worker = start_worker()
+            wait_for(
+                lambda n=crash: CampaignChunk.objects.get(pk=chunk.pk).crashes == n and lock_waiters(),
+                timeout=60,
+                message=worker.log()[-3000:],
+            )
+            worker.kill()
+            # A killed client's backend waits on the lock unnoticed; end it as Postgres
+            # eventually would, so the chunk's row lock goes with it.
+            lock_waiters(terminate=True)
+            wait_for(lambda: not lock_waiters(), timeout=20)
+            campaigns_reap(now=timezone.now() + timedelta(seconds=1))
+        worker = start_worker()
+        wait_for(
+            lambda: CampaignChunk.objects.get(pk=chunk.pk).failure_reason == "poison",
+            timeout=60,
+            message=worker.log()[-3000:],
+        )
+    finally:
+        blocker.rollback()
+        blocker.close()
+
+    chunk.refresh_from_db()
+    assert (chunk.crashes, chunk.done, chunk.enqueued) == (budget, True, 0)
+    run_until(lambda: state_of(campaign) == CampaignState.COMPLETED, timeout=60)
+    assert rows(campaign).count() == 0
+    assert CampaignChunk.objects.get(pk=chunk.pk).crashes == budget
