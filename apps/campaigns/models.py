@@ -107,6 +107,14 @@ class CampaignChunk(ProjectScopedModel):
     enqueued = models.PositiveIntegerField(default=0)
     queued_at = models.DateTimeField()
     done_at = models.DateTimeField(null=True, blank=True)
+    # Claims taken in their own committed transaction before the chunk runs: a worker that
+    # dies mid-chunk leaves the count behind, which is how a chunk that kills its worker
+    # every time is recognised (TIDINGS_POISON_AFTER_CRASHES) and skipped as "poison".
+    crashes = models.PositiveSmallIntegerField(default=0)
+    # Why the chunk, or some of its recipients, were not queued: "poison", or the error.
+    failure_reason = models.CharField(max_length=500, blank=True, default="")
+    failed_recipients = models.PositiveIntegerField(default=0)
+    failures = models.JSONField(default=list, blank=True, help_text="[{subscriber_id, reason}], capped.")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["campaign", "lo"], name="campaign_chunk_unique_lo")]

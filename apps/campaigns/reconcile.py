@@ -15,7 +15,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import Count, F, Q, Sum
 from django.utils import timezone
 
 from apps.campaigns import control, ledger
@@ -40,27 +40,35 @@ def campaigns_reap(*, now=None) -> dict[str, int]:
     now = now or timezone.now()
     report = {"chunks": 0, "reheld": 0}
     for campaign in Campaign.objects.filter(state__in=ACTIVE):
-        with transaction.atomic():
-            stale = list(
-                CampaignChunk.objects.select_for_update(skip_locked=True)
-                .filter(campaign=campaign, done=False, queued_at__lt=now - _chunk_timeout())
-                .values_list("pk", flat=True)
-            )
-            if stale:
-                CampaignChunk.objects.filter(pk__in=stale).update(queued_at=now)
-                queue_chunks(campaign, stale)
-                campaign_event(campaign, CampaignEvent.Kind.REAPER, f"{len(stale)} lost fan-out chunks queued again.")
-                report["chunks"] += len(stale)
-        if campaign.state == CampaignState.PAUSED:
-            with transaction.atomic():
-                moved = ledger.ledger_hold(
-                    project_id=campaign.project_id, campaign_id=campaign.pk, reason="campaign paused"
-                )
-                if moved:
-                    campaign_event(campaign, CampaignEvent.Kind.REAPER, f"{moved} retried deliveries held (paused).")
-                report["reheld"] += moved
+        # One campaign that cannot be reaped must not stop the others (other projects' too).
+        try:
+            _campaign_reap(campaign, now=now, report=report)
+        except Exception:
+            log.exception("campaign %s could not be reaped", campaign.pk, extra={"project_id": campaign.project_id})
     report["cancelled"] = _cancel_leftovers(now)
     return report
+
+
+def _campaign_reap(campaign: Campaign, *, now, report: dict[str, int]) -> None:  # type: ignore[no-untyped-def]
+    with transaction.atomic():
+        stale = list(
+            CampaignChunk.objects.select_for_update(skip_locked=True)
+            .filter(campaign=campaign, done=False, queued_at__lt=now - _chunk_timeout())
+            .values_list("pk", flat=True)
+        )
+        if stale:
+            CampaignChunk.objects.filter(pk__in=stale).update(queued_at=now)
+            queue_chunks(campaign, stale)
+            campaign_event(campaign, CampaignEvent.Kind.REAPER, f"{len(stale)} lost fan-out chunks queued again.")
+            report["chunks"] += len(stale)
+    if campaign.state == CampaignState.PAUSED:
+        with transaction.atomic():
+            moved = ledger.ledger_hold(
+                project_id=campaign.project_id, campaign_id=campaign.pk, reason="campaign paused"
+            )
+            if moved:
+                campaign_event(campaign, CampaignEvent.Kind.REAPER, f"{moved} retried deliveries held (paused).")
+            report["reheld"] += moved
 
 
 def _cancel_leftovers(now) -> int:  # type: ignore[no-untyped-def]
@@ -134,13 +142,31 @@ def campaign_complete_if_done(campaign: Campaign, *, pending: int) -> bool:
     control.rate_release(campaign)
     note = f" It was paused: {campaign.pause_reason}" if was_paused and campaign.pause_reason else ""
     campaign_event(
-        campaign, CampaignEvent.Kind.STATE, f"Completed: no recipient is waiting, claimed or retrying.{note}"
+        campaign,
+        CampaignEvent.Kind.STATE,
+        f"Completed: no recipient is waiting, claimed or retrying.{note}{_fan_out_losses(campaign)}",
     )
     return True
+
+
+def _fan_out_losses(campaign: Campaign) -> str:
+    """What fan-out could not queue, so a completed campaign says it was not everyone."""
+    losses = CampaignChunk.objects.filter(campaign=campaign).aggregate(
+        skipped=Count("pk", filter=~Q(failure_reason="")), recipients=Sum("failed_recipients")
+    )
+    parts = []
+    if losses["skipped"]:
+        parts.append(f"{losses['skipped']} fan-out chunks were skipped (poison or error)")
+    if losses["recipients"]:
+        parts.append(f"{losses['recipients']} recipients could not be queued")
+    return f" {'; '.join(parts)}; see the fan-out events." if parts else ""
 
 
 def campaigns_reconcile() -> int:
     corrected = 0
     for campaign in Campaign.objects.filter(state__in=ACTIVE):
-        corrected += len(campaign_reconcile(campaign))
+        try:
+            corrected += len(campaign_reconcile(campaign))
+        except Exception:
+            log.exception("campaign %s could not be reconciled", campaign.pk, extra={"project_id": campaign.project_id})
     return corrected

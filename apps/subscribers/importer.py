@@ -55,6 +55,12 @@ class ParsedRow:
     tags: list[str]
 
 
+def row_failure(exc: BaseException, limit: int = 300) -> str:
+    """The error of a row that raised instead of failing validation: class and message."""
+    text = f"The row could not be read: {type(exc).__name__}: {exc}".strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def check_header(columns: list[str]) -> None:
     missing = [c for c in REQUIRED_COLUMNS if c not in columns]
     if missing:
@@ -172,7 +178,10 @@ def read_csv(stream: IO[bytes], start_after_line: int = 0) -> Iterator[ParsedRow
         line = reader.line_num
         if line <= start_after_line or not row:
             continue
-        result = check(line, row)
+        try:
+            result = check(line, row)
+        except Exception as exc:  # noqa: BLE001 - one row's surprise is that row's error
+            result = row_failure(exc)
         yield (line, result) if isinstance(result, str) else result
 
 
@@ -291,10 +300,16 @@ def read_ndjson(stream: IO[bytes], start_after_line: int = 0) -> Iterator[Parsed
         except ValueError as exc:
             yield line, f"Not valid JSON: {exc}."
             continue
+        except Exception as exc:  # noqa: BLE001 - e.g. RecursionError on absurd nesting
+            yield line, row_failure(exc)
+            continue
         if not isinstance(data, dict):
             yield line, "Each line must be a JSON object."
             continue
-        result = validate_row(line, data, data.get("tags") or [], data.get("attributes"))
+        try:
+            result = validate_row(line, data, data.get("tags") or [], data.get("attributes"))
+        except Exception as exc:  # noqa: BLE001 - one row's surprise is that row's error
+            result = row_failure(exc)
         yield (line, result) if isinstance(result, str) else result
 
 

@@ -272,5 +272,5 @@ def test_an_import_that_keeps_crashing_is_given_up(secret_client: Any, project: 
     job_id = _upload(secret_client, b"external_id\nx\n").json()["id"]
     ImportJob.objects.filter(pk=job_id).update(status="running", attempts=3)
     job = import_run(project_id=project.pk, job_id=job_id)
-    assert job.status == "failed" and "giving up" in job.error
+    assert job.status == "failed" and job.error.startswith("poison:") and "giving up" in job.error
     assert not Subscriber.objects.filter(project=project).exists()

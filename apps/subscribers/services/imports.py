@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import IO
 
+import psycopg
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
@@ -33,15 +34,19 @@ from apps.subscribers.importer import (
     count_lines,
     read_csv,
     read_ndjson,
+    row_failure,
     sniff,
 )
 from apps.subscribers.models import ImportJob
 from apps.subscribers.services.import_load import chunk_write, tags_ensure
 
 CHUNK_ROWS = 50_000
-MAX_ATTEMPTS = 3
+# The reason an import that keeps stopping its worker ends with (TIDINGS_POISON_AFTER_CRASHES).
+POISON = "poison"
 IMPORT_LOCK_NAMESPACE = 0x7153  # pg advisory lock key space for import runs
 MAX_STORED_ERRORS = 1000
+# Bad rows one chunk narrows down one by one before it calls the rest of the failure its own.
+ISOLATE_AT_MOST = 100
 CONTENT_TYPES = {
     "text/csv": ImportJob.Format.CSV,
     "application/csv": ImportJob.Format.CSV,
@@ -142,9 +147,9 @@ def _import_run(*, project_id: int, job_id: int) -> ImportJob:
             job.rows_done = job.rows_imported = job.rows_failed = job.lines_committed = 0
             job.errors = []
             job.save(update_fields=["rows_done", "rows_imported", "rows_failed", "lines_committed", "errors"])
-        if job.attempts >= MAX_ATTEMPTS:
+        if job.attempts >= int(settings.TIDINGS_POISON_AFTER_CRASHES):
             # A file that crashes the loader every time must not be retried for ever.
-            return _finish(job, failed=f"The import stopped unexpectedly {job.attempts} times; giving up.")
+            return _finish(job, failed=f"{POISON}: the import stopped unexpectedly {job.attempts} times; giving up.")
         job.attempts += 1
         job.status = ImportJob.Status.RUNNING
         job.started_at = job.started_at or timezone.now()
@@ -296,7 +301,6 @@ def _commit_chunk_retrying(job: ImportJob, chunk: _Chunk, progress: _Progress, a
 
 
 def _commit_chunk(job: ImportJob, chunk: _Chunk, progress: _Progress) -> None:
-    errors = [{"line": line, "message": msg} for line, msg in chunk.bad[:MAX_STORED_ERRORS]]
     rows = list(chunk.good.values())
     # Outside the chunk's transaction: parallel writers never wait on each other's
     # uncommitted tag rows.
@@ -306,17 +310,49 @@ def _commit_chunk(job: ImportJob, chunk: _Chunk, progress: _Progress) -> None:
             # Not waiting for the WAL flush is safe here: a chunk lost in a crash loses its
             # progress row with it, and the re-delivered task redoes it.
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
-        if rows:
-            progress.all_new = chunk_write(job, rows, tag_ids, assume_new=progress.all_new)
-        # Last, so parallel writers hold the job row's lock only for a moment: the
-        # deferred foreign-key checks of the chunk's subscribers run now, not at commit
-        # while the job row is locked and the other writer waits for it.
+        unloaded = _write_isolating(job, rows, tag_ids, progress) if rows else []
+        ok, bad = chunk.ok - len(unloaded), sorted(chunk.bad + unloaded) if unloaded else chunk.bad
+        errors = [{"line": line, "message": msg} for line, msg in bad[:MAX_STORED_ERRORS]]
+        # Last, so parallel writers hold the job row's lock only for a moment.
         with connection.cursor() as cursor:
-            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
             cursor.execute(
                 "UPDATE subscribers_importjob SET rows_done = rows_done + %s, rows_imported = rows_imported + %s,"
                 " rows_failed = rows_failed + %s, lines_committed = GREATEST(lines_committed, %s),"
                 " errors = CASE WHEN jsonb_array_length(errors) >= %s THEN errors"
                 " ELSE errors || %s::jsonb END WHERE id = %s",
-                [chunk.seen, chunk.ok, len(chunk.bad), chunk.last_line, MAX_STORED_ERRORS, json.dumps(errors), job.pk],
+                [chunk.seen, ok, len(bad), chunk.last_line, MAX_STORED_ERRORS, json.dumps(errors), job.pk],
             )
+
+
+def _write_isolating(
+    job: ImportJob,
+    rows: list[ParsedRow],
+    tag_ids: dict[str, int],
+    progress: _Progress,
+    unloaded: list[tuple[int, str]] | None = None,
+) -> list[tuple[int, str]]:
+    """Write the rows; if one of them makes the chunk fail (a value the database cannot
+    store, say a NUL escape in attributes), halve until that row alone is left out, and
+    return it as (line, reason). Costs one savepoint a chunk when all is well. Past
+    ISOLATE_AT_MOST bad rows the failure is the chunk's, not a few rows': what is still
+    failing is reported whole instead of being halved row by row."""
+    unloaded = [] if unloaded is None else unloaded
+    try:
+        with transaction.atomic():
+            progress.all_new = chunk_write(job, rows, tag_ids, assume_new=progress.all_new)
+            # The deferred foreign-key checks of the chunk's subscribers run now: inside
+            # the savepoint, so a row they refuse is isolated like any other; and not at
+            # commit, while the job row is locked and the other writer waits for it.
+            with connection.cursor() as cursor:
+                cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        return unloaded
+    except (OperationalError, psycopg.OperationalError):
+        raise  # connection lost, lock timeout, deadlock: the chunk's, not a row's
+    except Exception as exc:  # noqa: BLE001 - recorded on the job's errors, line by line
+        if len(rows) == 1 or len(unloaded) >= ISOLATE_AT_MOST:
+            reason = row_failure(exc)
+            unloaded += [(r.line, reason) for r in rows]
+            return unloaded
+    half = len(rows) // 2
+    _write_isolating(job, rows[:half], tag_ids, progress, unloaded)
+    return _write_isolating(job, rows[half:], tag_ids, progress, unloaded)
