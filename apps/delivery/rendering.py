@@ -39,7 +39,7 @@ from apps.delivery.render_limits import (
 )
 from apps.delivery.sanitiser import html_sanitise
 
-__all__ = ["TemplateError", "compile_content", "render", "render_context", "renderer"]
+__all__ = ["TemplateError", "compile_content", "layout_render", "render", "render_context", "renderer"]
 
 HTML_FIELDS = frozenset({"html"})
 # The email body sent as text/html: the field the allow-list governs.
@@ -287,6 +287,22 @@ def render(
             raise TemplateError("Say which channel to render.", code="channel_required")
         channel = next(iter(version.content))
     return renderer(version, channel=channel, strict=strict)(context)
+
+
+def layout_render(html: str, context: Mapping[str, Any], *, body: str) -> str:
+    """A layout around an already rendered, safe ``body``: the layout editor's preview."""
+    layout = compile_layout(html)
+    budget = RenderBudget(limit_ms=settings.TIDINGS_RENDER_TIME_LIMIT_MS, max_chars=settings.TIDINGS_RENDER_MAX_CHARS)
+    token = budget_use(budget)
+    try:
+        out = _render_template(layout.template, {**_GLOBALS, **context, "content": TrustedHtml(body)}, budget)
+    except TemplateError:
+        raise
+    except JinjaTemplateError as exc:
+        raise TemplateError(f"The layout failed to render: {exc}"[:500], code="template_render_failed") from exc
+    finally:
+        budget_release(token)
+    return out if layout.proven else html_sanitise(out)
 
 
 def render_context(subscriber: Mapping[str, Any] | None, data: Mapping[str, Any] | None) -> dict[str, Any]:
