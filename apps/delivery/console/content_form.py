@@ -46,7 +46,9 @@ class EditorJSON(forms.CharField):
         super().__init__(**kwargs)
 
     def prepare_value(self, value: Any) -> Any:
-        return value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
+        if value is None or isinstance(value, str):
+            return value
+        return json.dumps(value, indent=2, ensure_ascii=False)
 
     def to_python(self, value: Any) -> Any:
         value = super().to_python(value)
@@ -168,6 +170,10 @@ class VersionForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
+        ticked = set(cleaned.get("channels") or [])
+        for key in EDITOR_KEYS:
+            if key.channel not in ticked:
+                self.errors.pop(key.field, None)  # a channel left out is not checked
         # The Cloud API looks an approved template up by name and language together.
         if "whatsapp" in (cleaned.get("channels") or []) and not (cleaned.get("whatsapp_language") or "").strip():
             self.add_error(
