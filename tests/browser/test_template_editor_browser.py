@@ -47,6 +47,9 @@ def test_write_an_email_see_it_previewed_in_wide_columns_and_save_it(page: Any, 
 
     page.click("[data-testid=generate-text]")
     expect(page.locator("#id_email_text")).to_have_value("Hello {{ name }}, welcome aboard.")
+    # The generated text reaches the preview too; measure once that refresh has settled.
+    page.wait_for_selector("[data-testid=preview-email] pre >> text=Hello Grace, welcome aboard.")
+    page.wait_for_selector("#preview:not(.htmx-request):not(.htmx-settling):not(.htmx-swapping)")
 
     editor, preview = _box(page, "[data-testid=editor-column]"), _box(page, "[data-testid=preview-column]")
     assert editor["width"] >= 520 and preview["width"] >= 520, (editor, preview)

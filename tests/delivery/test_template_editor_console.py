@@ -252,7 +252,7 @@ def test_generate_text_from_html_fills_the_text_field(console: Client, project: 
     response = console.post(f"/console/delivery/templates/{template.pk}/text-from-html/", {"email_html": html})
 
     assert response.status_code == 200
-    assert json.loads(response["HX-Trigger"]) == {"text-generated": {}}
+    assert json.loads(response["HX-Trigger-After-Swap"]) == {"text-generated": {}}
     assert 'name="email_text"' in response.content.decode()
     assert "Hi {{ name }}\n\nYour order (https://x.test/o) left.\nBye</textarea>" in response.content.decode()
 

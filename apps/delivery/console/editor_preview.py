@@ -94,8 +94,8 @@ def template_text_from_html(request: HttpRequest, template_id: int) -> HttpRespo
     _template(request, template_id)
     form = VersionForm(initial={"email_text": html_to_text(request.POST.get("email_html", ""))}, project=project)
     response = HttpResponse(str(form["email_text"]))
-    # The preview listens for this: a swap is not an input event.
-    return trigger_client_event(response, "text-generated")
+    # The preview listens for this (after the swap, to read the new text): a swap is not an input event.
+    return trigger_client_event(response, "text-generated", after="swap")
 
 
 @require_POST
