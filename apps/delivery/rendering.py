@@ -26,7 +26,7 @@ from jinja2 import ChainableUndefined, StrictUndefined, Template, TemplateSyntax
 from jinja2 import TemplateError as JinjaTemplateError
 from jinja2.sandbox import SandboxedEnvironment, SecurityError
 from jinja2.utils import pass_eval_context
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from apps.delivery.html_templates import html_template_prove, safe_url_value
 from apps.delivery.render_limits import (
@@ -46,6 +46,8 @@ HTML_FIELDS = frozenset({"html"})
 EMAIL_HTML = "email.html"
 # Fields that are identifiers, not text to render (an approved WhatsApp template's name).
 LITERAL_FIELDS = frozenset({"template", "language", "platform"})
+# Tidings' own markup around escaped text: it needs no proof and no cleaning.
+PREHEADER_HTML = '<div style="display:none;max-height:0;overflow:hidden;mso-hide:all">{}</div>'
 _UNDEFINED_NAME = re.compile(r"'([^']+)' (?:is undefined|has no attribute '([^']+)')")
 
 
@@ -227,7 +229,12 @@ def _email_html(tree: Any, rendered: dict[str, Any], layout: CompiledHtml | None
     if layout is not None:
         html = _render_template(layout.template, {**parent, "content": TrustedHtml(html)}, budget)
         proven = proven and layout.proven
-    return html if proven else html_sanitise(html)
+    html = html if proven else html_sanitise(html)
+    preheader = rendered.get("preheader")
+    if isinstance(preheader, str) and preheader.strip():
+        # Inboxes show the first text of the body after the subject; hidden, it shows only there.
+        html = PREHEADER_HTML.format(escape(preheader)) + html
+    return html
 
 
 def renderer(version: Any, *, channel: str, strict: bool = False) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
