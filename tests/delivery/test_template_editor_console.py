@@ -207,6 +207,7 @@ def test_a_refused_version_shows_the_error_at_its_field_and_saves_nothing(
     start = page.index(f'data-testid="error-{field}"')
     assert message in page[start : page.index("</p>", start)]
     assert page.index(f'name="{field}"') < start  # beside its field, after it
+    assert f'aria-describedby="id_{field}-error"' in page and f'id="id_{field}-error"' in page
     assert not template.versions.exists()
 
 

@@ -203,6 +203,11 @@ class VersionForm(forms.Form):
     def channel_sections(self) -> list[dict[str, Any]]:
         """The fields grouped by channel, for the template (the created-for channel first)."""
         ticked = set(self.data.getlist("channels") if self.is_bound else self.initial.get("channels") or [])
+        for name in self.errors:
+            if name in self.fields:
+                # Screen readers announce the error with its field.
+                attrs = self.fields[name].widget.attrs
+                attrs.update({"aria-invalid": "true", "aria-describedby": f"{self[name].auto_id}-error"})
         sections = []
         for value, label in Channel.choices:
             fields = [self[key.field] for key in EDITOR_KEYS if key.channel == value]
