@@ -1,4 +1,4 @@
-"""The template editor in a real browser at a laptop's size: fields, live preview, save."""
+"""The template editor in a real browser at a laptop's size: fields, live preview, save, SMS counter."""
 
 from __future__ import annotations
 
@@ -70,3 +70,12 @@ def test_write_an_email_see_it_previewed_in_wide_columns_and_save_it(page: Any, 
             "text": "Hello {{ name }}, welcome aboard.",
         }
     }
+
+    # The SMS body counts characters and segments while one types.
+    page.click("details[data-channel=sms] summary")
+    page.check("#channel-sms")
+    page.fill("#id_sms_text", "€" * 80)
+    expect(page.locator("[data-testid=sms-count]")).to_have_text("160 characters · GSM-7 · 1 segment")
+    page.locator("#id_sms_text").press("End")
+    page.locator("#id_sms_text").type("й")
+    expect(page.locator("[data-testid=sms-count]")).to_have_text("81 characters · UCS-2 · 2 segments")
