@@ -129,7 +129,7 @@ CHANNEL_LABELS = dict(Channel.choices)
 
 
 class VersionForm(forms.Form):
-    """A new version from per-channel fields; ``content()`` is what the engine will read."""
+    """A new version from per-channel fields; ``stored_content()`` is what the engine will read."""
 
     channels = forms.MultipleChoiceField(
         choices=Channel.choices, required=False, widget=forms.CheckboxSelectMultiple, label="Channels"
