@@ -26,7 +26,7 @@ from jinja2 import ChainableUndefined, StrictUndefined, Template, TemplateSyntax
 from jinja2 import TemplateError as JinjaTemplateError
 from jinja2.sandbox import SandboxedEnvironment, SecurityError
 from jinja2.utils import pass_eval_context
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from apps.delivery.html_templates import html_template_prove, safe_url_value
 from apps.delivery.render_limits import (
@@ -39,13 +39,15 @@ from apps.delivery.render_limits import (
 )
 from apps.delivery.sanitiser import html_sanitise
 
-__all__ = ["TemplateError", "compile_content", "render", "render_context", "renderer"]
+__all__ = ["TemplateError", "compile_content", "layout_render", "render", "render_context", "renderer"]
 
 HTML_FIELDS = frozenset({"html"})
 # The email body sent as text/html: the field the allow-list governs.
 EMAIL_HTML = "email.html"
 # Fields that are identifiers, not text to render (an approved WhatsApp template's name).
 LITERAL_FIELDS = frozenset({"template", "language", "platform"})
+# Tidings' own markup around escaped text: it needs no proof and no cleaning.
+PREHEADER_HTML = '<div style="display:none;max-height:0;overflow:hidden;mso-hide:all">{}</div>'
 _UNDEFINED_NAME = re.compile(r"'([^']+)' (?:is undefined|has no attribute '([^']+)')")
 
 
@@ -227,7 +229,12 @@ def _email_html(tree: Any, rendered: dict[str, Any], layout: CompiledHtml | None
     if layout is not None:
         html = _render_template(layout.template, {**parent, "content": TrustedHtml(html)}, budget)
         proven = proven and layout.proven
-    return html if proven else html_sanitise(html)
+    html = html if proven else html_sanitise(html)
+    preheader = rendered.get("preheader")
+    if isinstance(preheader, str) and preheader.strip():
+        # Inboxes show the first text of the body after the subject; hidden, it shows only there.
+        html = PREHEADER_HTML.format(escape(preheader)) + html
+    return html
 
 
 def renderer(version: Any, *, channel: str, strict: bool = False) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
@@ -287,6 +294,22 @@ def render(
             raise TemplateError("Say which channel to render.", code="channel_required")
         channel = next(iter(version.content))
     return renderer(version, channel=channel, strict=strict)(context)
+
+
+def layout_render(html: str, context: Mapping[str, Any], *, body: str) -> str:
+    """A layout around an already rendered, safe ``body``: the layout editor's preview."""
+    layout = compile_layout(html)
+    budget = RenderBudget(limit_ms=settings.TIDINGS_RENDER_TIME_LIMIT_MS, max_chars=settings.TIDINGS_RENDER_MAX_CHARS)
+    token = budget_use(budget)
+    try:
+        out = _render_template(layout.template, {**_GLOBALS, **context, "content": TrustedHtml(body)}, budget)
+    except TemplateError:
+        raise
+    except JinjaTemplateError as exc:
+        raise TemplateError(f"The layout failed to render: {exc}"[:500], code="template_render_failed") from exc
+    finally:
+        budget_release(token)
+    return out if layout.proven else html_sanitise(out)
 
 
 def render_context(subscriber: Mapping[str, Any] | None, data: Mapping[str, Any] | None) -> dict[str, Any]:

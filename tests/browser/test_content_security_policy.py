@@ -30,7 +30,8 @@ def test_the_template_preview_and_project_switcher_run_under_the_policy(page: An
     page.wait_for_url("**/console/")
 
     page.goto(f"/console/delivery/templates/{template.pk}/")
-    page.fill("textarea[name=content]", '{"email": {"subject": "Hi {{ name }}", "text": "Hello", "html": "<p>Hi</p>"}}')
+    page.fill("#id_email_subject", "Hi {{ name }}")
+    page.fill("#id_email_html", "<p>Hi</p>")
     page.fill("#preview-data", '{"name": "Ada"}')
     page.wait_for_selector("[data-testid=preview] >> text=Hi Ada")
 

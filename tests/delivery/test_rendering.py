@@ -72,6 +72,19 @@ def test_layout_wraps_email_html_without_escaping_it_twice(project):
     assert render(v, CONTEXT)["html"] == "<div><p>A&amp;B</p></div>"
 
 
+def test_a_preheader_opens_the_email_html_hidden_and_escaped(project):
+    layout = Layout.objects.create(project=project, name="shell", html="<div>{{ content }}</div>")
+    content = {"email": {"subject": "s", "preheader": "Order {{ order_id }} <now>", "html": "<p>Hi</p>"}}
+    rendered = render(version(project, content, layout=layout), CONTEXT)
+    assert rendered["html"] == (
+        '<div style="display:none;max-height:0;overflow:hidden;mso-hide:all">Order A&amp;B &lt;now&gt;</div>'
+        "<div><p>Hi</p></div>"
+    )
+    assert html_findings(rendered["html"]) == []
+    without = render(version(project, {"email": {"subject": "s", "preheader": "", "html": "<p>Hi</p>"}}), CONTEXT)
+    assert without["html"] == "<p>Hi</p>"
+
+
 def test_syntax_errors_are_refused_when_a_version_is_created(project):
     template = template_create(project=project, key="broken", channel="sms")
     with pytest.raises(ApplicationError) as err:

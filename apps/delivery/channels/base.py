@@ -43,7 +43,8 @@ class OutboundMessage:
     """One rendered message for one destination.
 
     ``content`` by channel:
-      email    {subject, text, html, from_email?, reply_to?, headers{}}
+      email    {subject, preheader?, text, html, from_email?, reply_to?, headers{}}
+               (a preheader is placed, hidden, at the start of the rendered html)
       push     {title, body, data{}, image?, platform}
       sms      {text}
       whatsapp {template, language, variables[]}

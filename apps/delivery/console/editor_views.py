@@ -12,7 +12,8 @@ from django.views.decorators.http import require_POST
 
 from apps.console.access import console_page
 from apps.core.errors import ApplicationError
-from apps.delivery.console.forms import LayoutForm, PreviewForm, TemplateCreateForm, VersionForm
+from apps.delivery.console.content_form import RawVersionForm, VersionForm
+from apps.delivery.console.forms import LayoutForm, PreviewForm, TemplateCreateForm
 from apps.delivery.models import Layout, Template, TemplateVersion
 from apps.delivery.rendering import TemplateError, render_context
 from apps.delivery.rendering import render as render_version
@@ -65,29 +66,36 @@ def _template(request: HttpRequest, template_id: int) -> Template:
     return template
 
 
+def _version_form(request: HttpRequest, project: Any, initial: dict[str, Any]) -> VersionForm | RawVersionForm:
+    # A post of the whole content as JSON (scripts, older pages) is still understood.
+    if request.method == "POST" and "content" in request.POST and "channels" not in request.POST:
+        return RawVersionForm(request.POST, project=project)
+    return VersionForm(request.POST or None, project=project, initial=initial)
+
+
 @console_page
 def template_detail(request: HttpRequest, template_id: int) -> HttpResponse:
     project = request.project  # type: ignore[attr-defined]
     template = _template(request, template_id)
     versions = list(template.versions.select_related("layout").order_by("-number"))
     latest = versions[0] if versions else None
-    initial = {"content": json.dumps(latest.content if latest else _starter(template.channel), indent=2)}
+    initial = VersionForm.initial_for(latest.content if latest else _starter(template.channel))
     if latest is not None:
         initial.update({"layout": latest.layout_id, "strict": latest.strict})
-    form = VersionForm(request.POST or None, project=project, initial=initial)
+    form = _version_form(request, project, initial)
     status = 200
     if request.method == "POST":
         if form.is_valid():
             try:
                 version = template_version_create(
                     template=template,
-                    content=form.cleaned_data["content"],
+                    content=form.stored_content(),
                     layout=form.cleaned_data.get("layout"),
                     strict=form.cleaned_data.get("strict", False),
                     publish=form.cleaned_data.get("publish", False),
                 )
             except ApplicationError as exc:
-                form.add_error("content", exc.message)
+                form.add_content_error(exc.field, exc.message)
             else:
                 if version.published_at:
                     template_cache_clear()

@@ -5,7 +5,7 @@ from typing import Any
 
 from django import forms
 
-from apps.delivery.models import Layout
+from apps.delivery.console.content_form import CODE_ATTRS, EditorText
 from apps.subscribers.models import Channel
 
 
@@ -37,22 +37,6 @@ class JSONTextField(forms.CharField):
         return parsed
 
 
-class VersionForm(forms.Form):
-    content = JSONTextField(
-        help_text='One block per channel, e.g. {"email": {"subject": "Hi {{ name }}", "text": "…", "html": "…"}}.'
-    )
-    layout = forms.ModelChoiceField(queryset=Layout.objects.none(), required=False)
-    strict = forms.BooleanField(
-        required=False, help_text="A missing variable fails the delivery instead of rendering empty."
-    )
-    publish = forms.BooleanField(required=False, help_text="Publish at once (published versions never change).")
-
-    def __init__(self, *args: Any, project: Any = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        if project is not None:
-            self.fields["layout"].queryset = Layout.objects.for_project(project).order_by("name")
-
-
 class PreviewForm(forms.Form):
     content = JSONTextField(required=False)
     data = JSONTextField(required=False, help_text="Sample data for the preview.")
@@ -63,4 +47,4 @@ class PreviewForm(forms.Form):
 
 class LayoutForm(forms.Form):
     name = forms.CharField(max_length=200)
-    html = forms.CharField(widget=forms.Textarea(attrs={"rows": 18, "class": "code", "spellcheck": "false"}))
+    html = EditorText(required=True, label="HTML", widget=forms.Textarea(attrs={"rows": 18, **CODE_ATTRS}))

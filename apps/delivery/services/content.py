@@ -84,7 +84,7 @@ CHANNEL_REQUIREMENTS: dict[str, Callable[[Mapping[str, Any]], str | None]] = {
     Channel.TEAMS: _teams,
     Channel.WEBHOOK: _webhook,
 }
-TEXT_FIELDS = {"subject", "text", "html", "title", "template", "language"}
+TEXT_FIELDS = {"subject", "preheader", "text", "html", "title", "template", "language"}
 
 
 def _template_findings(source: str) -> list[str]:
