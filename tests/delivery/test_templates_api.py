@@ -89,6 +89,8 @@ def test_template_and_layout_lists_page_with_a_cursor(secret_client: Any) -> Non
     rest = secret_client.get(f"/api/v1/templates?limit=2&cursor={first['next_cursor']}").json()
     assert [t["key"] for t in rest["results"]] == ["c"] and rest["next_cursor"] is None
     problem(secret_client.get("/api/v1/templates?cursor=bogus"), 422, "validation_error")
+    misspelt = problem(secret_client.get("/api/v1/templates?limt=2"), 422, "validation_error")
+    assert misspelt["errors"][0]["code"] == "unknown_parameter"
     secret_client.post("/api/v1/layouts", {"name": "One", "html": SHELL}, format="json")
     assert [la["name"] for la in secret_client.get("/api/v1/layouts").json()["results"]] == ["One"]
 
@@ -197,6 +199,11 @@ def test_a_huge_body_is_413_and_stores_nothing(secret_client: Any) -> None:
     response = new_version(secret_client, {"sms": {"text": "x" * (1024 * 1024 + 1)}})
     assert response.status_code == 413 and response["Content-Type"] == PROBLEM
     assert not TemplateVersion.objects.exists()
+    # Under the body limit, a layout still has its own bound, far above any real email.
+    huge = {"name": "Huge", "html": "{{ content }}" + "x" * 300_000}
+    body = problem(secret_client.post("/api/v1/layouts", huge, format="json"), 422, "validation_error")
+    assert (body["errors"][0]["field"], body["errors"][0]["code"]) == ("html", "max_length")
+    assert not Layout.objects.exists()
 
 
 def test_nul_in_content_is_422_invalid_character(secret_client: Any) -> None:
