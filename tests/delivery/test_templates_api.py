@@ -194,6 +194,10 @@ def test_preview_of_an_unknown_subscriber_or_version_is_404(secret_client: Any) 
     )
 
 
+def test_a_key_holding_a_newline_is_a_404_problem(secret_client: Any) -> None:
+    problem(secret_client.post("/api/v1/templates/a%0Ab/preview", {}, format="json"), 404, "not_found")
+
+
 def test_a_huge_body_is_413_and_stores_nothing(secret_client: Any) -> None:
     create_template(secret_client, channel="sms")
     response = new_version(secret_client, {"sms": {"text": "x" * (1024 * 1024 + 1)}})
