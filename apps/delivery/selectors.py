@@ -5,11 +5,14 @@ project's key or id reads exactly like one that does not exist."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Max, Q, QuerySet
 
 from apps.core.errors import NotFound
 from apps.delivery.models import Layout, Template, TemplateVersion
 from apps.projects.models import Project
+from apps.subscribers.models import Subscriber
 
 
 def template_list(project: Project, *, after_id: int | None = None) -> QuerySet[Template]:
@@ -58,3 +61,18 @@ def layout_get(project: Project, layout_id: int, *, field: str | None = None) ->
     if layout is None:
         raise NotFound(f"No layout with id {layout_id}.", code="layout_not_found", field=field)
     return layout
+
+
+def subscriber_render_fields(subscriber: Subscriber | None) -> dict[str, Any] | None:
+    """What a template sees of a subscriber: the fields the dispatcher loads for each send."""
+    if subscriber is None:
+        return None
+    return {
+        "id": subscriber.pk,
+        "external_id": subscriber.external_id,
+        "email": subscriber.email,
+        "phone": subscriber.phone,
+        "timezone": subscriber.timezone,
+        "locale": subscriber.locale,
+        "attributes": subscriber.attributes or {},
+    }

@@ -245,16 +245,7 @@ class TemplatePreviewView(ProjectAPIView):
         version = selectors.template_version_get(self.project, template, data.get("version"))
         person = None
         if data.get("subscriber"):
-            subscriber = subscriber_get(self.project, data["subscriber"])
-            person = {
-                "id": subscriber.pk,
-                "external_id": subscriber.external_id,
-                "email": subscriber.email,
-                "phone": subscriber.phone,
-                "timezone": subscriber.timezone,
-                "locale": subscriber.locale,
-                "attributes": subscriber.attributes or {},
-            }
+            person = selectors.subscriber_render_fields(subscriber_get(self.project, data["subscriber"]))
         context = render_context(person, data.get("data") or {})
         rendered = {channel: render(version, context, channel=channel) for channel in version.channels}
         return Response(
