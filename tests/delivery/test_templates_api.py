@@ -123,6 +123,15 @@ def test_a_layout_update_is_checked_like_a_new_one(secret_client: Any) -> None:
     assert Layout.objects.get().html == good["html"]
 
 
+def test_renaming_a_layout_to_a_taken_name_is_409_layout_exists(secret_client: Any) -> None:
+    secret_client.post("/api/v1/layouts", {"name": "First", "html": SHELL}, format="json")
+    second = secret_client.post("/api/v1/layouts", {"name": "Second", "html": SHELL}, format="json").json()
+    renamed = secret_client.put(f"/api/v1/layouts/{second['id']}", {"name": "First", "html": SHELL}, format="json")
+    problem(renamed, 409, "layout_exists")
+    kept = secret_client.put(f"/api/v1/layouts/{second['id']}", {"name": "Second", "html": SHELL}, format="json")
+    assert kept.status_code == 200, kept.content
+
+
 def test_script_in_a_versions_email_html_is_unsafe_html(secret_client: Any) -> None:
     create_template(secret_client)
     content = {"email": {"subject": "Hi", "html": "<p>Hi</p><script>alert(1)</script>"}}
