@@ -11,6 +11,7 @@ from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schem
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from apps.core.api_schema import problem_responses
 from apps.core.query import query_data
 from apps.delivery import selectors
 from apps.delivery.api import template_serializers as s
@@ -325,7 +326,7 @@ class LayoutDetailView(ProjectAPIView):
         ),
         parameters=[LAYOUT_ID],
         request=s.LayoutIn,
-        responses={200: s.LayoutOut},
+        responses={200: s.LayoutOut, **problem_responses(409)},
     )
     def put(self, request: Request, layout_id: int) -> Response:
         data = valid(s.LayoutIn, request.data)
