@@ -13,4 +13,5 @@ urlpatterns = [
     path("", include("apps.campaigns.api.urls")),
 ]
 
-urlpatterns += [re_path(r"^.*$", api_not_found, name="api-not-found")]
+# Any character: a path holding a newline (%0A) is still an unknown API path, not an HTML page.
+urlpatterns += [re_path(r"^[\s\S]*$", api_not_found, name="api-not-found")]

@@ -28,6 +28,27 @@ def test_openapi_document_is_valid_and_has_no_warnings(tmp_path):
     assert document["openapi"].startswith("3.")
     assert "/api/v1/me" in document["paths"]
     assert "ApiKey" in document["components"]["securitySchemes"]
+    templates = {
+        operation["operationId"]
+        for path, operations in document["paths"].items()
+        if path.startswith(("/api/v1/templates", "/api/v1/layouts"))
+        for operation in operations.values()
+        if isinstance(operation, dict) and "operationId" in operation
+    }
+    assert templates == {
+        "templates_list",
+        "templates_create",
+        "templates_get",
+        "templates_versions_list",
+        "templates_versions_create",
+        "templates_version_get",
+        "templates_version_publish",
+        "templates_preview",
+        "layouts_list",
+        "layouts_create",
+        "layouts_get",
+        "layouts_update",
+    }
 
 
 @pytest.mark.django_db

@@ -12,6 +12,7 @@ DEVICES_WRITE = "devices:write"
 TAGS_WRITE = "tags:write"
 NOTIFICATIONS_PUBLISH = "notifications:publish"
 MESSAGES_SEND = "messages:send"
+TEMPLATES_WRITE = "templates:write"
 WORKFLOWS_WRITE = "workflows:write"
 WORKFLOWS_START = "workflows:start"
 CAMPAIGNS_WRITE = "campaigns:write"
@@ -21,6 +22,7 @@ PUBLIC_CEILING: frozenset[str] = frozenset({SUBSCRIBERS_WRITE, DEVICES_WRITE, TA
 SECRET_CEILING: frozenset[str] = PUBLIC_CEILING | {
     NOTIFICATIONS_PUBLISH,
     MESSAGES_SEND,
+    TEMPLATES_WRITE,
     WORKFLOWS_WRITE,
     WORKFLOWS_START,
     CAMPAIGNS_WRITE,

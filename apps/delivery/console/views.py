@@ -16,8 +16,8 @@ from apps.delivery.console.forms import DeadLetterFilterForm
 from apps.delivery.models import Attempt, Delivery, DeliveryEvent
 from apps.delivery.rendering import TemplateError, render_context
 from apps.delivery.rendering import render as render_version
+from apps.delivery.selectors import subscriber_render_fields
 from apps.notifications.dead_letters import dead_letter_search, dead_letters_replay
-from apps.subscribers.models import Subscriber
 
 
 def _delivery(request: HttpRequest, delivery_id: int) -> Delivery:
@@ -32,20 +32,6 @@ def _delivery(request: HttpRequest, delivery_id: int) -> Delivery:
     return delivery
 
 
-def subscriber_fields(subscriber: Subscriber | None) -> dict[str, Any] | None:
-    if subscriber is None:
-        return None
-    return {
-        "id": subscriber.pk,
-        "external_id": subscriber.external_id,
-        "email": subscriber.email,
-        "phone": subscriber.phone,
-        "timezone": subscriber.timezone,
-        "locale": subscriber.locale,
-        "attributes": subscriber.attributes or {},
-    }
-
-
 def rendered_as_sent(delivery: Delivery) -> tuple[dict[str, Any] | None, str]:
     """The message as it went out, and where that view comes from."""
     if delivery.payload_snapshot:
@@ -57,7 +43,9 @@ def rendered_as_sent(delivery: Delivery) -> tuple[dict[str, Any] | None, str]:
         return None, "no content"
     try:
         content = render_version(
-            version, render_context(subscriber_fields(delivery.subscriber), delivery.context), channel=delivery.channel
+            version,
+            render_context(subscriber_render_fields(delivery.subscriber), delivery.context),
+            channel=delivery.channel,
         )
     except TemplateError as exc:
         return None, f"rendering fails: {exc.message}"

@@ -66,12 +66,16 @@ def template_version_publish(*, version: TemplateVersion) -> TemplateVersion:
 @transaction.atomic
 def layout_save(*, project: Project, name: str, html: str, layout: Layout | None = None) -> Layout:
     layout_html_validate(html=html)
-    if layout is None:
-        if Layout.objects.for_project(project).filter(name=name).exists():
-            raise Conflict(f"A layout named {name!r} already exists.", code="layout_exists", field="name")
-        return Layout.objects.create(project=project, name=name, html=html)
-    if layout.project_id != project.pk:
+    if layout is not None and layout.project_id != project.pk:
         raise NotFound("Layout not found.", code="layout_not_found")
+    # A rename onto another layout's name, too, or the unique constraint answers a 500.
+    taken = Layout.objects.for_project(project).filter(name=name)
+    if layout is not None:
+        taken = taken.exclude(pk=layout.pk)
+    if taken.exists():
+        raise Conflict(f"A layout named {name!r} already exists.", code="layout_exists", field="name")
+    if layout is None:
+        return Layout.objects.create(project=project, name=name, html=html)
     layout.name, layout.html = name, html
     layout.save(update_fields=["name", "html", "updated_at"])
     return layout

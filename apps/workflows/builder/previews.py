@@ -73,6 +73,7 @@ def message_render(*, project: Project, node: dict[str, Any], external_id: str) 
     """The message this send node would send the subscriber now (its template's published version)."""
     from apps.delivery.models import TemplateVersion
     from apps.delivery.rendering import render, render_context
+    from apps.delivery.selectors import subscriber_render_fields
 
     kind = _kind(node)
     config = node.get("config") or {}
@@ -90,15 +91,7 @@ def message_render(*, project: Project, node: dict[str, Any], external_id: str) 
         )
     version = TemplateVersion.objects.select_related("layout", "template").get(pk=version_id)
     info = ctx.subscriber(subscriber.pk)
-    person = {
-        "id": subscriber.pk,
-        "external_id": subscriber.external_id,
-        "email": subscriber.email,
-        "phone": subscriber.phone,
-        "locale": getattr(subscriber, "locale", ""),
-        "timezone": subscriber.timezone,
-        "attributes": subscriber.attributes or {},
-    }
+    person = subscriber_render_fields(subscriber)
     from apps.workflows.nodes._send import subscriber_render_context
 
     context = render_context(person, {"subscriber": subscriber_render_context(info)})
