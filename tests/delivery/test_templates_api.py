@@ -278,3 +278,37 @@ def test_a_repeated_idempotency_key_replays_the_version(secret_client: Any) -> N
     assert (first.status_code, again.status_code) == (201, 201)
     assert again["Idempotent-Replayed"] == "true" and again.json() == first.json()
     assert TemplateVersion.objects.count() == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_creations_of_one_key_at_once_are_one_template_and_one_409(project: Any) -> None:
+    """The second request's existence check runs before the first commits: the unique
+    constraint decides, and the loser hears 409 template_exists, not a 500."""
+    import threading
+
+    from django.db import connection, transaction
+
+    from apps.core.errors import Conflict
+    from apps.delivery.services.templates import template_create
+
+    first_inserted, outcomes = threading.Event(), []
+
+    def second() -> None:
+        first_inserted.wait(10)
+        try:
+            template_create(project=project, key="race", channel="email")
+            outcomes.append("created")
+        except Conflict as exc:
+            outcomes.append(exc.code)
+        finally:
+            connection.close()
+
+    racer = threading.Thread(target=second)
+    racer.start()
+    with transaction.atomic():
+        template_create(project=project, key="race", channel="email")
+        first_inserted.set()
+        racer.join(1)  # the second insert waits on the first's row until this commits
+    racer.join(10)
+    assert outcomes == ["template_exists"]
+    assert Template.objects.filter(project=project, key="race").count() == 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
@@ -18,9 +18,17 @@ from apps.projects.models import Project
 def template_create(*, project: Project, key: str, channel: str, name: str = "", description: str = "") -> Template:
     if channel not in CHANNELS:
         raise ApplicationError(f"Unknown channel {channel!r}.", code="invalid_channel", field="channel")
+    taken = Conflict(f"A template with key {key!r} already exists.", code="template_exists", field="key")
     if Template.objects.for_project(project).filter(key=key).exists():
-        raise Conflict(f"A template with key {key!r} already exists.", code="template_exists", field="key")
-    return Template.objects.create(project=project, key=key, channel=channel, name=name or key, description=description)
+        raise taken
+    try:
+        # Two requests creating one key at once: the unique constraint decides, the loser hears 409.
+        with transaction.atomic():
+            return Template.objects.create(
+                project=project, key=key, channel=channel, name=name or key, description=description
+            )
+    except IntegrityError:
+        raise taken from None
 
 
 @transaction.atomic
@@ -72,10 +80,16 @@ def layout_save(*, project: Project, name: str, html: str, layout: Layout | None
     taken = Layout.objects.for_project(project).filter(name=name)
     if layout is not None:
         taken = taken.exclude(pk=layout.pk)
+    conflict = Conflict(f"A layout named {name!r} already exists.", code="layout_exists", field="name")
     if taken.exists():
-        raise Conflict(f"A layout named {name!r} already exists.", code="layout_exists", field="name")
-    if layout is None:
-        return Layout.objects.create(project=project, name=name, html=html)
-    layout.name, layout.html = name, html
-    layout.save(update_fields=["name", "html", "updated_at"])
-    return layout
+        raise conflict
+    try:
+        # A concurrent save of the same name loses to the unique constraint with a 409, not a 500.
+        with transaction.atomic():
+            if layout is None:
+                return Layout.objects.create(project=project, name=name, html=html)
+            layout.name, layout.html = name, html
+            layout.save(update_fields=["name", "html", "updated_at"])
+            return layout
+    except IntegrityError:
+        raise conflict from None
