@@ -29,6 +29,10 @@ class Registry(Generic[T]):
     def add(self, name: str, item: T) -> None:
         self.register(name)(item)
 
+    def remove(self, name: str) -> None:
+        """Forget ``name``: for a type registered for a while (a test's), never for a shipped one."""
+        self._items.pop(name, None)
+
     def get(self, name: str) -> T:
         try:
             return self._items[name]

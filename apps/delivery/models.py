@@ -158,7 +158,8 @@ class Delivery(ProjectScopedModel):
     CLAIMABLE_STATES = ("queued", "retrying")
 
     channel = models.CharField(max_length=16, choices=Channel.choices)
-    destination = models.CharField(max_length=1024)
+    # As long as the longest address a subscriber can have: a device token (4,096).
+    destination = models.CharField(max_length=4096)
     subscriber = models.ForeignKey(
         "subscribers.Subscriber",
         null=True,

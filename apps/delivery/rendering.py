@@ -23,7 +23,6 @@ from typing import Any
 
 from django.conf import settings
 from jinja2 import ChainableUndefined, StrictUndefined, Template, TemplateSyntaxError, UndefinedError, nodes
-from jinja2 import TemplateError as JinjaTemplateError
 from jinja2.sandbox import SandboxedEnvironment, SecurityError
 from jinja2.utils import pass_eval_context
 from markupsafe import Markup, escape
@@ -106,6 +105,18 @@ def _compile_text(source: str, *, html: bool, strict: bool, path: str) -> Templa
         return env.from_string(template_bound(tree))
     except TemplateSyntaxError as exc:
         raise TemplateError(f"{path}: {exc.message} (line {exc.lineno}).", code="template_syntax", field=path) from exc
+    except TemplateError:
+        raise
+    except RecursionError as exc:
+        raise TemplateError(f"{path}: the template nests too deeply.", code="template_too_deep", field=path) from exc
+    except Exception as exc:
+        # Whatever the parser or compiler trips on in a user's text (a literal too long
+        # to convert…) is a fault of that text: say so, never fail the page or the save.
+        raise TemplateError(
+            f"{path}: the template cannot be compiled: {type(exc).__name__}: {exc}"[:500],
+            code="template_syntax",
+            field=path,
+        ) from exc
 
 
 def _compile_html(source: str, *, strict: bool, path: str) -> CompiledHtml:
@@ -269,9 +280,11 @@ def renderer(version: Any, *, channel: str, strict: bool = False) -> Callable[[M
             raise TemplateError(f"The template did something unsafe: {exc}.", code="template_unsafe") from exc
         except RecursionError as exc:
             raise TemplateError("The template calls itself too deeply.", code="template_too_deep") from exc
-        except (JinjaTemplateError, ArithmeticError, LookupError, TypeError, ValueError, MemoryError) as exc:
-            # Data the template did not expect (a zero divisor, a text where a number was
-            # due): this message fails with the reason, the others still render.
+        except Exception as exc:
+            # Data the template did not expect (a zero divisor, a list where a mapping was
+            # due, a filter's own assertion): whatever a user's template raises is that
+            # template's fault, so this message fails with the reason, the others still
+            # render, and a preview shows the reason instead of failing the page.
             raise TemplateError(
                 f"The template failed to render: {type(exc).__name__}: {exc}"[:500], code="template_render_failed"
             ) from exc

@@ -7,7 +7,6 @@ relay that runs twice (a crash after enqueue, before marking the event) creates 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from datetime import datetime, timedelta
 from typing import Any
@@ -17,6 +16,7 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from apps.delivery.keys import delivery_key as address_key
 from apps.delivery.services import DeliveryRequest, deliveries_enqueue
 from apps.notifications.destinations import channel_destination_for_raw
 from apps.notifications.models import Notification, OutboxEvent
@@ -26,15 +26,10 @@ from apps.subscribers.models import Device, Subscriber
 RELAY_BATCH = 500
 # The sweeper leaves fresh rows to the wake-up that is surely on its way.
 SWEEP_GRACE = timedelta(seconds=10)
-MAX_KEY = 255
 
 
 def delivery_key(prefix: str, channel: str, destination: str) -> str:
-    key = f"{prefix}:{channel}:{destination}"
-    if len(key) <= MAX_KEY:
-        return key
-    # Long push tokens and URLs: a digest keeps the key stable and inside the column.
-    return f"{prefix}:{channel}:sha256:{hashlib.sha256(destination.encode()).hexdigest()}"
+    return address_key(f"{prefix}:{channel}", destination)
 
 
 def subscriber_destinations(subscriber: Subscriber, channel: str, tokens: dict[int, list[str]]) -> list[str]:

@@ -163,6 +163,38 @@ def test_template_preview_stops_a_runaway_template_with_a_clear_error(
     assert len(response.content) < 2000
 
 
+# Templates whose text or data trips Jinja, a filter or Python itself in ways that are
+# no resource limit: each must come back as the editor's inline error, never a 500.
+HOSTILE_TEMPLATES = [
+    ("{% for k, v in data.usage|dictsort %}{{ k }}{% endfor %}", {"usage": [1, 2]}, "AttributeError"),
+    ("{{ data.usage|xmlattr }}", {"usage": [1, 2]}, "AttributeError"),
+    ("{{ data.a + data.b }}", {"a": 1, "b": "x"}, "TypeError"),
+    ("{{ data.plan.pop('seats') }}", {"plan": {"name": "gold"}}, "KeyError"),
+    ("{{ (data.n|float) ** 400 }}", {"n": "1e10"}, "OverflowError"),
+    ("{{ data.name|truncate(-5) }}", {"name": "Ada Lovelace"}, "AssertionError"),
+    ("{{ cycler().next() }}", {}, "RuntimeError"),
+    ("{% macro again() %}{{ again() }}{% endmacro %}{{ again() }}", {}, "template_too_deep"),
+    ("{{ " + "(" * 3000 + "1" + ")" * 3000 + " }}", {}, "template_too_deep"),
+    ("{{ " + "9" * 5000 + " }}", {}, "ValueError"),
+]
+
+
+@pytest.mark.parametrize(("source", "data", "named"), HOSTILE_TEMPLATES)
+def test_template_preview_answers_a_template_that_fails_to_render_with_the_reason(
+    console: Client, welcome: Any, source: str, data: dict, named: str
+) -> None:
+    content = {"sms": {"text": source}}
+    response = console.post(
+        f"/console/delivery/templates/{welcome.template_id}/preview/",
+        {"content": json.dumps(content), "data": json.dumps(data)},
+    )
+    assert response.status_code == 422
+    body = response.json()
+    assert body["code"].startswith("template_")
+    assert named in body["error"] or named == body["code"]
+    assert len(response.content) < 2000
+
+
 @pytest.mark.parametrize(
     ("block", "named"),
     [

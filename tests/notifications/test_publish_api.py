@@ -148,6 +148,29 @@ def test_data_that_breaks_a_strict_template_names_the_variable(secret_client: An
     assert row_counts() == before
 
 
+@pytest.mark.parametrize(
+    ("subject", "data", "named"),
+    [
+        ("{% for k, v in usage|dictsort %}{{ k }}{% endfor %}", {"usage": [1, 2]}, "AttributeError"),
+        ("{{ name|truncate(-5) }}", {"name": "Ada Lovelace"}, "AssertionError"),
+        ("{{ (n|float) ** 400 }}", {"n": "1e10"}, "OverflowError"),
+    ],
+)
+def test_data_a_strict_template_cannot_render_is_refused_as_a_template_error(
+    secret_client: Any, project: Any, ada: Any, subject: str, data: dict, named: str
+) -> None:
+    make_template(project, key="usage", strict=True, content={"email": {"subject": subject, "text": "x"}})
+    before = row_counts()
+    response = secret_client.post("/api/v1/notifications", publish_body(template="usage", data=data), format="json")
+
+    assert response.status_code == 422
+    assert response["Content-Type"].startswith("application/problem+json")
+    body = response.json()
+    assert body["code"] == "template_render_failed"
+    assert named in body["detail"]
+    assert row_counts() == before
+
+
 def test_strict_template_accepts_complete_data(secret_client: Any, project: Any, ada: Any) -> None:
     make_template(project, key="receipt", strict=True, content={"email": {"subject": "{{ total }}", "text": "x"}})
     response = secret_client.post(

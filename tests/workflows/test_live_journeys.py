@@ -112,3 +112,40 @@ def test_worker_killed_mid_batch_leaves_nobody_stuck_or_advanced_twice(project, 
 
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_push_to_a_device_token_longer_than_the_key_column_is_sent_once_even_when_the_step_runs_again(
+    project, celery_worker
+):
+    from django.db import transaction
+    from django.utils import timezone
+
+    from apps.delivery.models import Attempt
+    from apps.subscribers.models import Device
+    from apps.workflows.context import BatchContext
+    from apps.workflows.nodes.base import NodeBatch, StepRef, node_types
+
+    live.connectors(project)
+    live.templates(project)
+    (person,) = live.people(project, 1, email=False, devices=0, prefix="long")
+    token = "apns-" + "0123456789abcdef" * 187 + "ff"  # 3,000 characters: a device token may hold 4,096
+    Device.objects.create(project=project, subscriber=person, platform="ios", token=token)
+    graph = chain(node("start", "start"), node("push", "push", template="welcome-push"), node("end", "end"))
+    version = publish(project, "long-token", graph)
+    execution = execution_start(project=project, workflow=version.workflow, audience={"everyone": True})
+    wait_for(lambda: finished(execution), timeout=180, message=f"execution stuck:\n{celery_worker.log()[-3000:]}")
+
+    push = Step.objects.get(execution=execution, subscriber=person, node_id="push")
+    assert (push.state, push.detail["deliveries"]) == ("done", {"sent": 1})
+    delivery = Delivery.objects.get(origin_kind="journey_step", origin_id=str(push.pk))
+    assert delivery.destination == token and len(delivery.delivery_key) <= 255
+
+    # The same step sending again (a retried batch) finds its delivery by the same key.
+    step = StepRef(id=push.pk, journey_id=push.journey_id, subscriber_id=person.pk, execution_id=execution.pk)
+    ctx = BatchContext(project=project, now=timezone.now(), subscriber_ids=[person.pk])
+    with transaction.atomic():
+        node_types.get("push").execute(
+            NodeBatch(node_id="push", config={"template": "welcome-push"}, steps=[step], ctx=ctx)
+        )
+    assert Delivery.objects.filter(project=project, channel="push").count() == 1
+    assert Attempt.objects.filter(delivery_id=delivery.pk).count() == 1

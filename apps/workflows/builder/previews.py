@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from apps.core.errors import ApplicationError, NotFound
+from apps.delivery.keys import delivery_key
 from apps.projects.models import Project
 from apps.workflows.context import BatchContext
 from apps.workflows.nodes.base import NodeType, node_types
@@ -142,7 +143,7 @@ def journey_test_send(
             channel=rendered.channel,
             destination=address,
             lane="high",
-            delivery_key=f"{TEST_ORIGIN}:{test}:{address}"[:255],
+            delivery_key=delivery_key(f"{TEST_ORIGIN}:{test}", address),
             origin_kind=TEST_ORIGIN,
             origin_id=f"{workflow_key}:{node['id']}"[:64],
             template_version_id=version_id,

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from django.conf import settings
 
+from apps.delivery.keys import delivery_key
 from apps.workflows.context import BatchContext, SubscriberInfo
 from apps.workflows.nodes.base import NodeBatch, NodeType, Outcome, References, StepRef
 
@@ -85,7 +86,7 @@ class SendNode(NodeType):
                         channel=channel,
                         destination=address,
                         lane=lane,
-                        delivery_key=f"{ORIGIN_KIND}:{step.id}:{address}",
+                        delivery_key=delivery_key(f"{ORIGIN_KIND}:{step.id}", address),
                         origin_kind=ORIGIN_KIND,
                         origin_id=str(step.id),
                         template_version_id=version_id,

@@ -147,3 +147,36 @@ def test_adding_a_node_in_one_lane_moves_nothing_outside_what_follows_it(built: 
     after = _positions(layout(edited.graph))
     moved = {n for n in before if before[n] != after[n]}
     assert moved <= _downstream(edited.graph, new_node), f"inserting on {edge} moved {moved}"
+
+
+@SETTINGS
+@given(journey_graphs(max_nodes=190), st.data())
+def test_a_condition_added_in_one_lane_widens_it_sideways_and_moves_nothing_above_it_down(
+    built: Built, data: Any
+) -> None:
+    """A condition whose handles both lead on to where the edge went widens its lane by a
+    column. Lanes share no column, so a lane beside it has to make room and the nodes above
+    re-centre: that is sideways only. Nothing above the condition changes row, nothing
+    overlaps, and the condition's own lanes sit side by side below it."""
+    graph = built.graph
+    before = layout(graph)
+    # An edge that closes a loop is drawn up the side, outside every lane.
+    forward = [e for e in graph["edges"] if (e["from"], e["to"]) not in set(built.loops)]
+    edge = data.draw(st.sampled_from(forward))
+    added = edits.add(graph, type_name="condition", on_edge=(edge["from"], edge["handle"], edge["to"]))
+    condition = added.focus[0]
+    edited = edits.connect(added.graph, source=condition, handle="no", target=edge["to"])
+    after = layout(edited.graph)
+    downstream = _downstream(edited.graph, condition)
+    for node, box in before.boxes.items():
+        if node not in downstream:
+            assert after.boxes[node].y == box.y, f"{node} changed row"
+    rows = defaultdict(list)
+    for box in after.boxes.values():
+        rows[box.y].append(box)
+    for row in rows.values():
+        row.sort(key=lambda b: b.x)
+        for left, right in itertools.pairwise(row):
+            assert left.x + NODE_W <= right.x, f"{left.id} and {right.id} overlap"
+    lanes = sorted((s.left, s.right) for s in after.lanes if s.branch == condition)
+    assert len(lanes) == 2 and lanes[0][1] <= lanes[1][0], f"the condition's lanes: {lanes}"

@@ -107,3 +107,26 @@ def test_the_sentence_names_the_date_of_a_long_wait() -> None:
     assert wait_sentence(preview) == (
         "reaching this at Mon 15:05 in Europe/Lisbon resumes Thu 30 Apr 2026 09:00 WEST (08:00 UTC on 30 Apr)"
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "attributes", "named"),
+    [
+        ("{% for k, v in subscriber.usage|dictsort %}{{ k }}{% endfor %}", {"usage": [1, 2]}, "AttributeError"),
+        ("{{ subscriber.plan + 1 }}", {"plan": "gold"}, "TypeError"),
+        ("{{ subscriber.first_name|truncate(-5) }}", {"first_name": "Ada"}, "AssertionError"),
+        ("{{ (subscriber.score|float) ** 400 }}", {"score": "1e10"}, "OverflowError"),
+    ],
+)
+@pytest.mark.django_db
+def test_a_message_preview_of_a_template_that_fails_to_render_shows_the_reason_inline(
+    editor: Editor, client: Any, project: Any, text: str, attributes: dict, named: str
+) -> None:
+    published_template(project, "usage-sms", "sms", {"text": text})
+    Subscriber.objects.create(project=project, external_id="ada", phone="+351912345678", attributes=attributes)
+    editor.post("add", type="sms", after_node="start", after_handle="next")
+    editor.post("configure", node="sms-1", **{"cfg.template": "usage-sms"})
+    response = client.get("/console/workflows/welcome/builder/message-preview", {"node": "sms-1", "subscriber": "ada"})
+    assert response.status_code == 422
+    page = response.content.decode()
+    assert 'class="error" data-code="template_render_failed"' in page and named in page
