@@ -26,6 +26,7 @@ from apps.delivery.dispatch.prepare import (
     suppressed_addresses,
     versions_load,
 )
+from apps.delivery.dispatch.sent_content import sent_content_pack
 from apps.delivery.origins import (
     ContentDecorator,
     origin_claims_screen,
@@ -150,7 +151,9 @@ def _classify(row: Claimed, content: dict[str, Any], result: SendResult, latency
         "response": dict(result.details) if result.details else None,
     }
     if result.outcome == Outcome.ACCEPTED:
-        return RowResult(row, "sent", reference=result.provider_reference[:255], **base)
+        return RowResult(
+            row, "sent", reference=result.provider_reference[:255], sent_content=sent_content_pack(content), **base
+        )
     attempts = row.attempts + 1
     error = f"{result.code}: {result.message}".strip(": ")
     snapshot = {"destination": row.destination, "content": content}

@@ -1,0 +1,35 @@
+"""The content of each sent message, kept as it went out: compressed by the worker, copied in
+with the batch's record."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Any
+
+from apps.delivery.dispatch.outcome import RowResult
+
+SENT_CONTENT_COLUMNS = "project_id, delivery_id, created_at, content"
+
+
+def sent_content_pack(content: dict[str, Any]) -> bytes:
+    """The content handed to the adapter, as compact JSON under zlib. Done in the worker
+    before the recording transaction opens, so the transaction only copies bytes."""
+    return zlib.compress(json.dumps(content, separators=(",", ":"), default=str).encode(), 6)
+
+
+def sent_content_unpack(data: bytes | memoryview) -> dict[str, Any]:
+    return json.loads(zlib.decompress(bytes(data)))
+
+
+def sent_content_copy(cursor: Any, kept: Iterable[RowResult], now: datetime) -> None:
+    """One COPY for the whole batch, inside the record's transaction: a snapshot exists
+    exactly when its delivery was recorded as sent."""
+    rows = [(r.row.project_id, r.row.id, now, r.sent_content) for r in kept if r.sent_content is not None]
+    if not rows:
+        return
+    with cursor.cursor.copy(f"COPY delivery_sentcontent ({SENT_CONTENT_COLUMNS}) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
