@@ -4,6 +4,7 @@ with the batch's record."""
 from __future__ import annotations
 
 import json
+import logging
 import zlib
 from collections.abc import Iterable
 from datetime import datetime
@@ -11,13 +12,21 @@ from typing import Any
 
 from apps.delivery.dispatch.outcome import RowResult
 
+log = logging.getLogger(__name__)
+
 SENT_CONTENT_COLUMNS = "project_id, delivery_id, created_at, content"
 
 
-def sent_content_pack(content: dict[str, Any]) -> bytes:
+def sent_content_pack(content: dict[str, Any]) -> bytes | None:
     """The content handed to the adapter, as compact JSON under zlib. Done in the worker
     before the recording transaction opens, so the transaction only copies bytes."""
-    return zlib.compress(json.dumps(content, separators=(",", ":"), default=str).encode(), 6)
+    try:
+        return zlib.compress(json.dumps(content, separators=(",", ":"), default=str).encode(), 6)
+    except Exception:
+        # The provider has accepted the message: a copy we cannot make must not turn that
+        # send into a failure (and a resend). The message goes without its snapshot.
+        log.warning("sent content could not be kept", exc_info=True)
+        return None
 
 
 def sent_content_unpack(data: bytes | memoryview) -> dict[str, Any]:
