@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.postgres.indexes import BrinIndex
 from django.db import models
 from django.db.models import Q
 
@@ -365,3 +366,25 @@ class Receipt(ProjectScopedModel):
             models.UniqueConstraint(fields=["project", "provider_event_id"], name="receipt_event_unique_per_project")
         ]
         indexes = [models.Index(fields=["delivery"], name="receipt_by_delivery")]
+
+
+class SentContent(ProjectScopedModel):
+    """What a sent message said, exactly as handed to the adapter: the rendered content
+    JSON, zlib-compressed. Later views (a journey path, a preview) read this rather than
+    re-rendering with the subscriber's fields as they are now. Kept for
+    ``TIDINGS_SENT_CONTENT_RETENTION_DAYS``, then pruned by beat."""
+
+    project = _hot_project_fk()
+    delivery = models.ForeignKey(
+        Delivery, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
+    )
+    created_at = models.DateTimeField()
+    content = models.BinaryField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["project", "delivery"], name="sent_content_by_delivery"),
+            # Rows arrive in created_at order: a BRIN range index costs nothing on the hot
+            # insert and still finds the oldest pages for the pruner.
+            BrinIndex(fields=["created_at"], name="sent_content_by_age"),
+        ]

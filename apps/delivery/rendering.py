@@ -318,8 +318,11 @@ def layout_render(html: str, context: Mapping[str, Any], *, body: str) -> str:
         out = _render_template(layout.template, {**_GLOBALS, **context, "content": TrustedHtml(body)}, budget)
     except TemplateError:
         raise
-    except JinjaTemplateError as exc:
-        raise TemplateError(f"The layout failed to render: {exc}"[:500], code="template_render_failed") from exc
+    except Exception as exc:
+        # As for a template: whatever the layout raises is the layout's fault, told, never a 500.
+        raise TemplateError(
+            f"The layout failed to render: {type(exc).__name__}: {exc}"[:500], code="template_render_failed"
+        ) from exc
     finally:
         budget_release(token)
     return out if layout.proven else html_sanitise(out)

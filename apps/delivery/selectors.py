@@ -1,16 +1,18 @@
-"""Reads of the delivery app's content: templates, their versions and email layouts.
+"""Reads of the delivery app: templates, their versions, email layouts, and what was sent.
 
 Each takes the project first and raises ``NotFound`` for anything outside it, so another
 project's key or id reads exactly like one that does not exist."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.db.models import Max, Q, QuerySet
 
 from apps.core.errors import NotFound
-from apps.delivery.models import Layout, Template, TemplateVersion
+from apps.delivery.dispatch.sent_content import sent_content_unpack
+from apps.delivery.models import Layout, SentContent, Template, TemplateVersion
 from apps.projects.models import Project
 from apps.subscribers.models import Subscriber
 
@@ -76,3 +78,18 @@ def subscriber_render_fields(subscriber: Subscriber | None) -> dict[str, Any] | 
         "locale": subscriber.locale,
         "attributes": subscriber.attributes or {},
     }
+
+
+def sent_content_by_delivery(project: Project, delivery_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """The content each of these deliveries went out with, where it is still kept. Only
+    this project's rows: another project's delivery id finds nothing."""
+    ids = list(delivery_ids)
+    if not ids:
+        return {}
+    rows = (
+        SentContent.objects.filter(project=project, delivery_id__in=ids)
+        .order_by("delivery_id", "id")
+        .values_list("delivery_id", "content")
+    )
+    # A delivery is recorded as sent once; should it ever hold two rows, the later one wins.
+    return {delivery_id: sent_content_unpack(content) for delivery_id, content in rows}

@@ -1,4 +1,5 @@
-"""Thin Celery tasks of the delivery app: dispatcher wake-ups, the sweeper, dry-run receipts."""
+"""Thin Celery tasks of the delivery app: dispatcher wake-ups, the sweeper, dry-run receipts,
+sent-content retention."""
 
 from __future__ import annotations
 
@@ -39,3 +40,11 @@ def sweep() -> dict[str, int]:
     from apps.delivery.dispatch import sweep as run_sweep
 
     return run_sweep()
+
+
+@shared_task(name="delivery.sent_content_prune", ignore_result=True)
+def sent_content_prune() -> int:
+    """Beat: drop sent-message snapshots past their retention."""
+    from apps.delivery.services import sent_content_prune as prune
+
+    return prune()

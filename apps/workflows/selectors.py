@@ -193,6 +193,17 @@ def journey_deliveries(project: Project, steps: list[Step]) -> dict[int, list[An
     return dict(result)
 
 
+def journey_messages(project: Project, steps: list[Step]) -> dict[int, list[tuple[Any, dict[str, Any] | None]]]:
+    """Each send step's deliveries with the content they went out with: the snapshot taken
+    when it was sent, never a re-render with the subscriber's fields as they are now.
+    ``None`` for a message not sent, or whose snapshot is no longer kept."""
+    from apps.delivery.selectors import sent_content_by_delivery
+
+    deliveries = journey_deliveries(project, steps)
+    contents = sent_content_by_delivery(project, (d.pk for rows in deliveries.values() for d in rows))
+    return {step_id: [(d, contents.get(d.pk)) for d in rows] for step_id, rows in deliveries.items()}
+
+
 def journey_summary(project: Project, journey: Journey) -> dict[str, Any]:
     steps = journey_path(project, journey)
     return {

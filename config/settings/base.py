@@ -377,6 +377,9 @@ TIDINGS_RETRY_POLICY = {
 TIDINGS_CONNECTOR_FAILURE_THRESHOLD = env_int("TIDINGS_CONNECTOR_FAILURE_THRESHOLD", 50)
 TIDINGS_DRYRUN_DEFAULTS: dict = {}
 CELERY_BEAT_SCHEDULE["delivery-sweep"] = {"task": "delivery.sweep", "schedule": 5.0}
+# What each sent message said (journey paths show it) is kept this long, then pruned.
+TIDINGS_SENT_CONTENT_RETENTION_DAYS = env_int("TIDINGS_SENT_CONTENT_RETENTION_DAYS", 30)
+CELERY_BEAT_SCHEDULE["delivery-sent-content-prune"] = {"task": "delivery.sent_content_prune", "schedule": 600.0}
 
 # --- Real provider channels -----------------------------------------------------------
 # Public base URL providers call back (Twilio status callbacks); empty: not sent.

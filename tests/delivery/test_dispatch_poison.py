@@ -261,3 +261,16 @@ def test_a_message_the_adapter_cannot_take_is_retried_alone_and_its_batch_goes_o
     assert Attempt.objects.get(delivery_id=poison).outcome == "retryable"
     requests = dryrun_request_counts(project.pk)
     assert sorted(requests.values()) == [1] * 5, "a message of the batch went to the provider twice"
+
+
+def test_only_origins_that_show_messages_as_sent_keep_their_content(project):
+    """A journey's path shows what went out; a campaign or a plain notification keeps no copy."""
+    from apps.delivery.models import SentContent
+    from apps.delivery.origins import origin_keeps_sent_content
+
+    make_connector(project, delivered_rate=0)
+    assert origin_keeps_sent_content("journey_step") and not origin_keeps_sent_content("campaign")
+    ids = enqueue(project, ["plain@example.com"])
+    dispatch_batch("normal")
+    assert states(ids) == ["sent"]
+    assert not SentContent.objects.filter(delivery_id__in=ids).exists()

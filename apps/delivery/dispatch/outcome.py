@@ -31,6 +31,8 @@ class RowResult:
     account: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     response: dict[str, Any] | None = None
+    # The compressed content as sent, for an accepted send (apps.delivery.dispatch.sent_content).
+    sent_content: bytes | None = None
 
     @property
     def attempts_after(self) -> int:

@@ -26,10 +26,12 @@ from apps.delivery.dispatch.prepare import (
     suppressed_addresses,
     versions_load,
 )
+from apps.delivery.dispatch.sent_content import sent_content_pack
 from apps.delivery.origins import (
     ContentDecorator,
     origin_claims_screen,
     origin_content_decorator,
+    origin_keeps_sent_content,
     origin_rate_bucket,
 )
 from apps.delivery.rendering import TemplateError, render_context, renderer
@@ -150,7 +152,8 @@ def _classify(row: Claimed, content: dict[str, Any], result: SendResult, latency
         "response": dict(result.details) if result.details else None,
     }
     if result.outcome == Outcome.ACCEPTED:
-        return RowResult(row, "sent", reference=result.provider_reference[:255], **base)
+        kept = sent_content_pack(content) if origin_keeps_sent_content(row.origin_kind) else None
+        return RowResult(row, "sent", reference=result.provider_reference[:255], sent_content=kept, **base)
     attempts = row.attempts + 1
     error = f"{result.code}: {result.message}".strip(": ")
     snapshot = {"destination": row.destination, "content": content}

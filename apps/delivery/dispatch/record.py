@@ -16,6 +16,7 @@ from apps.core.dbcompat import int_array, text_array
 from apps.delivery import ratelimit
 from apps.delivery.connectors.failover import PROVIDER_FAULT_CODES, failover_apply
 from apps.delivery.dispatch.outcome import RowResult
+from apps.delivery.dispatch.sent_content import sent_content_copy
 from apps.delivery.origins import FinalOutcome
 from apps.delivery.services.common import events_write, origins_notify
 
@@ -252,7 +253,8 @@ def _record_once(token: int, results: list[RowResult], now: datetime) -> list[Ro
     with transaction.atomic():
         with connection.cursor() as cursor:
             kept_ids = _record_batch(cursor, token, results, now)
-        kept = [r for r in results if r.row.id in kept_ids]
+            kept = [r for r in results if r.row.id in kept_ids]
+            sent_content_copy(cursor, kept, now)
         events_write(
             (r.row.project_id, r.row.id, r.row.channel, r.state, r.reason, now) for r in kept if r.state != "queued"
         )

@@ -14,6 +14,7 @@ from apps.delivery.services.enqueue import (
     deliveries_enqueue_for_subscribers,
 )
 from apps.delivery.services.receipts import IngestResult, receipt_ingest
+from apps.delivery.services.sent_content import sent_content_prune
 from apps.delivery.services.suppression import suppression_add, suppression_remove, suppressions_add_bulk
 from apps.delivery.services.templates import (
     layout_save,
@@ -36,6 +37,7 @@ __all__ = [
     "layout_html_validate",
     "layout_save",
     "receipt_ingest",
+    "sent_content_prune",
     "suppression_add",
     "suppression_remove",
     "suppressions_add_bulk",

@@ -142,7 +142,7 @@ def journey_detail(request: HttpRequest, journey_id: int) -> HttpResponse:
     project = request.project  # type: ignore[attr-defined]
     journey = _or_404(selectors.journey_get, project, journey_id)
     steps = selectors.journey_path(project, journey)
-    sent = selectors.journey_deliveries(project, steps)
+    sent = selectors.journey_messages(project, steps)
     return render(
         request,
         "workflows/journey.html",
