@@ -28,7 +28,6 @@ import json
 import logging
 import uuid
 from collections import defaultdict
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache, partial
 from typing import Any
@@ -46,6 +45,7 @@ from apps.workflows.models import Step, WorkflowVersion
 from apps.workflows.node_runs import node_run_guarded
 from apps.workflows.nodes.base import Outcome, OutcomeKind
 from apps.workflows.step_writes import steps_write
+from apps.workflows.work import Work
 
 log = logging.getLogger(__name__)
 
@@ -72,30 +72,6 @@ def claim_seconds() -> int:
 def version_graph(version_id: int) -> Graph:
     # Versions never change, so a process may keep their parsed graphs.
     return Graph.parse(WorkflowVersion.objects.values_list("graph", flat=True).get(pk=version_id))
-
-
-@dataclass
-class Work:
-    id: int
-    project_id: int
-    journey_id: int
-    execution_id: int
-    subscriber_id: int
-    version_id: int
-    node_id: str
-    node_type: str
-    previous_id: int | None
-    resumed: bool
-    new: bool
-    depth: int = 0
-    attempts: int = 1
-    detail: dict[str, Any] = field(default_factory=dict)
-    # results
-    state: str = Step.State.RUNNING
-    outcome: str = ""
-    due_at: datetime | None = None
-    waited: bool = False
-    finished_at: datetime | None = None
 
 
 CLAIM_SQL = """

@@ -21,7 +21,7 @@ from apps.workflows.graph import Graph
 from apps.workflows.nodes.base import NodeBatch, Outcome, StepRef, node_types
 
 if TYPE_CHECKING:
-    from apps.workflows.engine import Work
+    from apps.workflows.work import Work
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from django.db import connection
 from apps.workflows.models import Step
 
 if TYPE_CHECKING:
-    from apps.workflows.engine import Work
+    from apps.workflows.work import Work
 
 
 def steps_write(done: list[Work], token: uuid.UUID, now: datetime) -> None:
