@@ -30,13 +30,21 @@ def _journey_states(project: Project) -> list[str]:
 
 @pytest.mark.django_db
 def test_a_step_whose_node_raises_fails_alone_and_the_batch_goes_on(project, other_project):
-    # A device token longer than a delivery key can hold makes enqueueing raise for that
-    # one subscriber; the push node sends for every subscriber of the batch at once.
+    # The ledger refuses this one subscriber's delivery (a check constraint, for this
+    # test's transaction only), so enqueueing raises for them; the push node sends for
+    # every subscriber of the batch at once.
+    from apps.delivery.models import Delivery
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"ALTER TABLE {Delivery._meta.db_table} ADD CONSTRAINT test_refused_destination "
+            "CHECK (destination <> 'token-the-ledger-refuses') NOT VALID"
+        )
     connectors(project)
     templates(project)
     good = people(project, 3)
     (bad,) = people(project, 1, prefix="bad", devices=0)
-    bad.devices.create(project=project, platform="android", token="x" * 300)
+    bad.devices.create(project=project, platform="android", token="token-the-ledger-refuses")
     graph = chain(node("start", "start"), node("push", "push", template="welcome-push"), node("end", "end"))
     start_and_expand(project, publish(project, "push", graph))
     _tag_journeys(other_project, 3)
@@ -45,13 +53,12 @@ def test_a_step_whose_node_raises_fails_alone_and_the_batch_goes_on(project, oth
 
     step = Step.objects.get(subscriber=bad, node_id="push")
     assert step.state == "failed"
-    assert step.detail["error"].startswith("ApplicationError: A delivery key of 1-255 characters")
+    assert step.detail["error"].startswith("IntegrityError: new row for relation")
     assert step.outcome == step.detail["error"][:64]
     journey = Journey.objects.get(subscriber=bad)
-    assert journey.state == "failed" and journey.stop_reason.startswith("ApplicationError")
+    assert journey.state == "failed" and journey.stop_reason.startswith("IntegrityError")
     sent = Step.objects.filter(subscriber__in=good, node_id="push")
     assert sorted(sent.values_list("state", "outcome")) == [("waiting", "awaiting_delivery")] * 3
-    from apps.delivery.models import Delivery
 
     assert Delivery.objects.filter(project=project).count() == 3
     assert _journey_states(other_project) == ["completed"] * 3
