@@ -234,6 +234,14 @@ def test_an_empty_query_parameter_is_422_naming_it_not_ignored(secret_client: An
 
 
 @pytest.mark.parametrize(
+    "path", ["/api/v1/dead-letters?chanel=sms", "/api/v1/subscribers?limt=5", "/api/v1/templates?limt=5"]
+)
+def test_an_unknown_query_parameter_is_422_not_a_silent_no_op(secret_client: Any, path: str) -> None:
+    body = problem(secret_client.get(path), 422, "validation_error")
+    assert "Unknown query parameter" in json.dumps(body)
+
+
+@pytest.mark.parametrize(
     ("path", "payload", "field"),
     [
         ("/api/v1/subscribers/identify", {"external_id": 7}, "external_id"),

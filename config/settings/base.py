@@ -209,6 +209,8 @@ LOGOUT_REDIRECT_URL = "console:login"
 # Failures are counted per account (from any client) and per client (for any account);
 # reaching the limit on either locks it for the cool-off, and every attempt made during a
 # lock, even with the right password, starts the cool-off again.
+# Quiet: axes would print its version on every start, a second line under one-line errors.
+AXES_VERBOSE = False
 AXES_FAILURE_LIMIT = env_int("TIDINGS_SIGNIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("TIDINGS_SIGNIN_LOCK_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from apps.core import strict_fields as strict
+from apps.core.query import QueryParameters
 from apps.subscribers.models import Channel
 
 FILTERS = ("channel", "origin_kind", "error_contains", "failed_after", "failed_before")
@@ -18,7 +19,7 @@ class DeadLetterFilterInput(serializers.Serializer):
     failed_before = serializers.DateTimeField(required=False)
 
 
-class DeadLetterListInput(DeadLetterFilterInput):
+class DeadLetterListInput(QueryParameters, DeadLetterFilterInput):
     before = serializers.IntegerField(required=False, min_value=1, help_text="Cursor: ids below this one.")
     limit = serializers.IntegerField(required=False, min_value=1, max_value=500, default=100)
 

@@ -11,6 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from apps.core import strict_fields as strict
+from apps.core.query import QueryParameters
 from apps.delivery.models import Layout, Template, TemplateVersion
 from apps.subscribers.models import Channel
 
@@ -57,19 +58,9 @@ class LayoutIn(serializers.Serializer):
     )
 
 
-class ListQuery(serializers.Serializer):
+class ListQuery(QueryParameters):
     cursor = strict.CharField(required=False, max_length=100, help_text="next_cursor of the previous page.")
     limit = serializers.IntegerField(required=False, min_value=1, max_value=200, default=50)
-
-    def to_internal_value(self, data: Any) -> Any:
-        # A misspelt parameter (``?limt=5``) would otherwise be a silent no-op.
-        unknown = sorted(set(data) - set(self.fields))
-        if unknown:
-            raise serializers.ValidationError(
-                {"query": [f"Unknown query parameter: {', '.join(repr(name) for name in unknown)}."]},
-                code="unknown_parameter",
-            )
-        return super().to_internal_value(data)
 
 
 @extend_schema_field({"type": "object", "additionalProperties": True})

@@ -105,7 +105,10 @@ class TemplateVersionsView(ProjectAPIView):
         operation_id="templates_versions_list",
         tags=TAGS,
         summary="Every version of a template, newest first",
-        description="Needs `read`.",
+        description=(
+            "Every version of the template, newest first, drafts included, each with its number, layout and "
+            "publish time. Another project's key answers 404 `template_not_found`. Needs `read`."
+        ),
         parameters=[KEY],
         responses={200: s.VersionOut(many=True)},
     )
@@ -169,7 +172,10 @@ class TemplateVersionView(ProjectAPIView):
         operation_id="templates_version_get",
         tags=TAGS,
         summary="One version of a template, with its content",
-        description="Needs `read`.",
+        description=(
+            "One version of the template with its full content per channel, as stored (not rendered). 404 "
+            "`template_not_found` or `template_version_not_found`. Needs `read`."
+        ),
         parameters=[KEY, NUMBER],
         responses={200: s.VersionOut},
     )
@@ -266,7 +272,10 @@ class LayoutsView(ProjectAPIView):
         operation_id="layouts_list",
         tags=TAGS,
         summary="List email layouts, oldest first, one cursor page at a time",
-        description="Needs `read`.",
+        description=(
+            "The project's email layouts, oldest first, with their HTML; `next_cursor` pages on, and an unknown "
+            "query parameter is refused with 422. Needs `read`."
+        ),
         parameters=[s.ListQuery],
         responses={200: s.LayoutPageOut},
     )
@@ -308,7 +317,9 @@ class LayoutDetailView(ProjectAPIView):
         operation_id="layouts_get",
         tags=TAGS,
         summary="One email layout",
-        description="Needs `read`.",
+        description=(
+            "One email layout with its HTML. Another project's layout id answers 404 `layout_not_found`. Needs `read`."
+        ),
         parameters=[LAYOUT_ID],
         responses={200: s.LayoutOut},
     )

@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from apps.core import strict_fields as strict
+from apps.core.query import QueryParameters
 from apps.subscribers.models import Channel, Device, ImportJob, Segment, Subscriber, TagEvent
 from apps.subscribers.validation import TAGS_PER_REQUEST, TAGS_PER_SUBSCRIBER
 
@@ -77,7 +78,7 @@ class TagsIn(serializers.Serializer):
     subscriber_hash = subscriber_hash_field()
 
 
-class TagsQuery(serializers.Serializer):
+class TagsQuery(QueryParameters):
     id_type = serializers.ChoiceField(
         choices=[("external", "external"), ("anonymous", "anonymous")],
         default="external",
@@ -117,7 +118,7 @@ class SegmentPatchIn(serializers.Serializer):
     rules = strict.JSONObjectField(required=False)
 
 
-class PageQuery(serializers.Serializer):
+class PageQuery(QueryParameters):
     cursor = strict.CharField(required=False, help_text="The next_cursor of the previous page.")
     limit = serializers.IntegerField(required=False, min_value=1, max_value=500, default=50)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from apps.core import strict_fields as strict
+from apps.core.query import QueryParameters
 from apps.workflows.api.graph_schema import WorkflowDraftGraphField
 
 
@@ -31,7 +32,7 @@ class ExecutionInput(serializers.Serializer):
         return attrs
 
 
-class WaitPreviewInput(serializers.Serializer):
+class WaitPreviewInput(QueryParameters):
     node = strict.CharField(max_length=64)
     subscriber = strict.CharField(max_length=255, required=False)
     at = serializers.DateTimeField(required=False)
