@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -21,6 +22,18 @@ def _apply(page: Any) -> None:
     revision = int(page.get_attribute("#builder-workspace", "data-revision"))
     page.click("[data-testid=apply]")
     _wait_for_revision(page, revision + 1)
+
+
+def _choose_wait_mode(page: Any, mode: str, field: str) -> None:
+    """Pick a wait mode until its field shows: the node's form may still be replaced by
+    the one its insertion loads (a busy machine answers that later), which shows the
+    default mode again, so a single select could land on a form that is then swapped."""
+    deadline = time.monotonic() + 15
+    while not page.locator(f"{field}:visible").count():
+        assert time.monotonic() < deadline, f"the {mode} wait's {field} never showed"
+        if page.input_value("[data-testid=wait-mode]") != mode:
+            page.select_option("[data-testid=wait-mode]", mode)
+        page.wait_for_timeout(200)
 
 
 def _insert_after(page: Any, node: str, handle: str, type_label: str) -> None:
@@ -65,9 +78,8 @@ def test_build_a_journey_from_scratch_with_mouse_and_keyboard(page: Any, project
     revision += 1
     page.click(".palette-item:has-text('Wait')")
     _wait_for_revision(page, revision + 1)
-    page.select_option("[data-testid=wait-mode]", "time_of_day")
-    page.wait_for_selector("input[name='cfg.time']")
-    page.fill("input[name='cfg.time']", "09:00")
+    _choose_wait_mode(page, "time_of_day", "input[name='cfg.time']")
+    page.fill("input[name='cfg.time']:visible", "09:00")
     _apply(page)
     _insert_after(page, "wait-1", "next", "End")
 
