@@ -53,15 +53,21 @@ def campaign_chunk_fan_out(*, project_id: int, campaign_id: int, chunk_id: int) 
         return 0
 
 
-@transaction.atomic
-def _chunk_claim(*, project_id: int, campaign_id: int, chunk_id: int) -> bool:
-    """Count this claim, or end the chunk as poison when its budget is spent."""
-    chunk = (
+def _open_chunk(project_id: int, campaign_id: int, chunk_id: int, *, skip_locked: bool) -> CampaignChunk | None:
+    """The chunk, locked, while it is still to do; None once done (or, skipping locked
+    rows, while another worker holds it)."""
+    return (
         CampaignChunk.objects.for_project(project_id)
-        .select_for_update(skip_locked=True)
+        .select_for_update(skip_locked=skip_locked)
         .filter(pk=chunk_id, campaign_id=campaign_id, done=False)
         .first()
     )
+
+
+@transaction.atomic
+def _chunk_claim(*, project_id: int, campaign_id: int, chunk_id: int) -> bool:
+    """Count this claim, or end the chunk as poison when its budget is spent."""
+    chunk = _open_chunk(project_id, campaign_id, chunk_id, skip_locked=True)
     if chunk is None:
         return False  # done already, or another worker holds it right now
     budget = int(settings.TIDINGS_POISON_AFTER_CRASHES)
@@ -90,12 +96,7 @@ def _chunk_end(chunk: CampaignChunk, *, reason: str) -> None:
 
 @transaction.atomic
 def _chunk_fail(*, project_id: int, campaign_id: int, chunk_id: int, reason: str) -> None:
-    chunk = (
-        CampaignChunk.objects.for_project(project_id)
-        .select_for_update()
-        .filter(pk=chunk_id, campaign_id=campaign_id, done=False)
-        .first()
-    )
+    chunk = _open_chunk(project_id, campaign_id, chunk_id, skip_locked=False)
     if chunk is None:
         return
     _chunk_end(chunk, reason=reason)
@@ -110,12 +111,7 @@ def _chunk_fail(*, project_id: int, campaign_id: int, chunk_id: int, reason: str
 
 @transaction.atomic
 def _chunk_run(*, project_id: int, campaign_id: int, chunk_id: int) -> int:
-    chunk = (
-        CampaignChunk.objects.for_project(project_id)
-        .select_for_update(skip_locked=True)
-        .filter(pk=chunk_id, campaign_id=campaign_id, done=False)
-        .first()
-    )
+    chunk = _open_chunk(project_id, campaign_id, chunk_id, skip_locked=True)
     if chunk is None:
         return 0  # done already, or another worker holds it right now
     # FOR SHARE: chunks run in parallel, but a pause or cancel waits for them to commit,
