@@ -25,6 +25,7 @@ from apps.campaigns.audience import audience_sql
 from apps.campaigns.ledger import HOLD_UNTIL
 from apps.campaigns.models import Campaign, CampaignChunk, CampaignEvent, CampaignState, CampaignStats
 from apps.campaigns.services import campaign_event
+from apps.core.errors import exception_reason
 from apps.delivery.services import deliveries_enqueue_for_subscribers
 
 log = logging.getLogger(__name__)
@@ -33,11 +34,6 @@ POISON = "poison"
 MAX_STORED_FAILURES = 50
 # What one recipient's row can raise inside the INSERT; anything else is the chunk's own.
 RECIPIENT_ERRORS = (DataError, IntegrityError)
-
-
-def failure_reason(exc: BaseException, limit: int = 500) -> str:
-    text = f"{type(exc).__name__}: {exc}".strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def campaign_chunk_fan_out(*, project_id: int, campaign_id: int, chunk_id: int) -> int:
@@ -49,7 +45,7 @@ def campaign_chunk_fan_out(*, project_id: int, campaign_id: int, chunk_id: int) 
         raise  # transient (connection lost, lock timeout): the task retries, and the claim counts
     except Exception as exc:
         log.exception("campaign %s chunk %s failed", campaign_id, chunk_id, extra={"project_id": project_id})
-        _chunk_fail(project_id=project_id, campaign_id=campaign_id, chunk_id=chunk_id, reason=failure_reason(exc))
+        _chunk_fail(project_id=project_id, campaign_id=campaign_id, chunk_id=chunk_id, reason=exception_reason(exc))
         return 0
 
 
@@ -157,7 +153,7 @@ def _enqueue_range(
             return _enqueue(campaign, lo=lo, hi=hi, due_at=due_at)
     except RECIPIENT_ERRORS as exc:
         if hi - lo <= 1:
-            failures.append({"subscriber_id": lo, "reason": failure_reason(exc)})
+            failures.append({"subscriber_id": lo, "reason": exception_reason(exc)})
             return 0
     mid = (lo + hi) // 2
     return _enqueue_range(campaign, lo=lo, hi=mid, due_at=due_at, failures=failures) + _enqueue_range(

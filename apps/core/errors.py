@@ -42,3 +42,12 @@ class Conflict(ApplicationError):
 class PermissionDenied(ApplicationError):
     status = 403
     default_code = "forbidden"
+
+
+def exception_reason(exc: BaseException, limit: int = 500) -> str:
+    """What broke, as a row's reason in every batch engine: the exception's class and
+    message on one line, without NUL (PostgreSQL text refuses it), at most ``limit``
+    characters, a cut one ending in an ellipsis."""
+    message = " ".join(str(exc).replace("\x00", "").split())
+    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"

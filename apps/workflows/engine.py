@@ -37,6 +37,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from apps.core.dbcompat import int_array
+from apps.core.errors import exception_reason
 from apps.projects.models import Project
 from apps.workflows import rollup, step_faults
 from apps.workflows.context import BatchContext
@@ -333,7 +334,7 @@ def _apply(
 
 def _fault(work: Work, error: Exception, ended: dict[int, tuple[str, str]], now: datetime) -> None:
     """A step that raised: tried again later when the cause is transient, else it fails."""
-    reason = step_faults.fault_reason(error)
+    reason = exception_reason(error, step_faults.REASON_CHARS)
     work.detail["error"] = reason
     if step_faults.is_transient(error) and work.attempts < step_faults.MAX_ATTEMPTS:
         work.state, work.outcome, work.due_at = Step.State.PENDING, "retry", now + step_faults.RETRY_AFTER

@@ -19,6 +19,7 @@ from django.utils import timezone
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from apps.core.errors import exception_reason
 from apps.workflows import rollup
 
 # Failures that say nothing about the step (a lock or statement timeout, a lost
@@ -36,12 +37,6 @@ def poison_after() -> int:
     return max(1, int(getattr(settings, "TIDINGS_POISON_AFTER_CRASHES", 3)))
 
 
-def fault_reason(error: BaseException) -> str:
-    message = " ".join(str(error).split())
-    reason = f"{type(error).__name__}: {message}" if message else type(error).__name__
-    return reason if len(reason) <= REASON_CHARS else reason[: REASON_CHARS - 1] + "…"
-
-
 def is_transient(error: BaseException) -> bool:
     return isinstance(error, TRANSIENT_ERRORS)
 
@@ -53,7 +48,7 @@ def step_fail_claimed(token: uuid.UUID, step_id: int, error: BaseException) -> s
     A transient error puts the step back (waiting again if it had waited) for a later
     attempt; any other fails it and its journey. Answers the step's execution.
     """
-    reason = fault_reason(error)
+    reason = exception_reason(error, REASON_CHARS)
     retry = is_transient(error)
     with connection.cursor() as cursor:
         cursor.execute(

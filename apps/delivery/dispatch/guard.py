@@ -14,8 +14,9 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from apps.core.errors import exception_reason
 from apps.delivery.dispatch.claim import Claimed
-from apps.delivery.dispatch.outcome import TRANSIENT_ERRORS, RowResult, exception_reason
+from apps.delivery.dispatch.outcome import TRANSIENT_ERRORS, RowResult
 from apps.delivery.dispatch.process import process_group
 from apps.delivery.dispatch.record import record_results
 

@@ -47,12 +47,3 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     RedisConnectionError,
     RedisTimeoutError,
 )
-
-# Long enough for a Python message, short enough for a reason column and a console line.
-REASON_LIMIT = 500
-
-
-def exception_reason(exc: BaseException) -> str:
-    """What broke, as a row's reason: the exception's class and message, one line, no NUL."""
-    text = f"{type(exc).__name__}: {exc}".rstrip(": ")
-    return " ".join(text.replace("\x00", "").split())[:REASON_LIMIT]

@@ -13,11 +13,11 @@ from django.db import connection
 from django.utils import timezone
 
 from apps.core.dbcompat import COPY_NULL
-from apps.core.errors import NotFound
+from apps.core.errors import NotFound, exception_reason
 from apps.delivery import ratelimit
 from apps.delivery.channels.base import OutboundMessage, Outcome, SendResult
 from apps.delivery.dispatch.claim import Claimed
-from apps.delivery.dispatch.outcome import TRANSIENT_ERRORS, RowResult, exception_reason
+from apps.delivery.dispatch.outcome import TRANSIENT_ERRORS, RowResult
 from apps.delivery.dispatch.prepare import (
     Sender,
     opted_out,
