@@ -12,20 +12,43 @@ from apps.governance.scopes import CEILINGS
 
 
 class Role(models.TextChoices):
+    """The built-in roles; their permissions are in ``apps.governance.catalogue``."""
+
     OWNER = "owner", "Owner"
     ADMIN = "admin", "Admin"
-    MEMBER = "member", "Member"
+    EDITOR = "editor", "Editor"
     VIEWER = "viewer", "Viewer"
+    BILLING = "billing", "Billing"
 
 
 # Roles that may manage credentials (API keys, later connectors) in the console.
 KEY_MANAGER_ROLES = frozenset({Role.OWNER, Role.ADMIN})
 
 
+class CustomRole(models.Model):
+    """An organization's own role: a name and a set of catalogue permissions."""
+
+    organization = models.ForeignKey("projects.Organization", on_delete=models.CASCADE, related_name="custom_roles")
+    name = models.CharField(max_length=64)
+    permissions = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["organization", "name"], name="custom_role_name_unique_per_org")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.organization})"
+
+
 class Membership(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     organization = models.ForeignKey("projects.Organization", on_delete=models.CASCADE, related_name="memberships")
-    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.EDITOR)
+    # When set, the member holds this custom role's permissions instead of ``role``'s.
+    custom_role = models.ForeignKey(
+        CustomRole, null=True, blank=True, on_delete=models.PROTECT, related_name="memberships"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

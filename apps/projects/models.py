@@ -10,6 +10,16 @@ from apps.core.time import validate_timezone
 class Organization(models.Model):
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=64, unique=True)
+    # Members without a second factor are sent to set one up at their next sign-in.
+    mfa_required = models.BooleanField(default=False)
+    default_timezone = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        validators=[validate_timezone],
+        help_text="IANA timezone offered to new projects.",
+    )
+    audit_retention_days = models.PositiveIntegerField(default=365)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -168,7 +168,7 @@ def test_another_projects_connector_is_404(owner_client, other_project) -> None:
 
 
 def test_members_may_look_but_not_add_connectors(client, project) -> None:  # type: ignore[no-untyped-def]
-    client.force_login(MembershipFactory(organization=project.organization, role="member").user)
+    client.force_login(MembershipFactory(organization=project.organization, role="editor").user)
     assert client.get("/console/connectors/").status_code == 200
     assert client.post("/console/connectors/new/email/postmark/", postmark_form()).status_code == 403
     assert not Connector.objects.for_project(project).exists()

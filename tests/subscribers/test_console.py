@@ -16,7 +16,7 @@ from tests.factories import MembershipFactory
 @pytest.fixture
 def console(project: Any) -> Client:
     client = Client()
-    client.force_login(MembershipFactory(organization=project.organization, role="member").user)
+    client.force_login(MembershipFactory(organization=project.organization, role="editor").user)
     return client
 
 

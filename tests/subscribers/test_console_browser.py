@@ -21,7 +21,7 @@ def _login(page: Any, user: Any) -> None:
 @pytest.mark.django_db(transaction=True)
 def test_segment_preview_then_tagging_a_subscriber_puts_them_in_it(page: Any) -> None:
     project = ProjectFactory()
-    user = MembershipFactory(organization=project.organization, role="member").user
+    user = MembershipFactory(organization=project.organization, role="editor").user
     alice = subscriber_identify(project=project, external_id="alice")
     bob = subscriber_identify(project=project, external_id="bob")
     subscriber_tags_change(project=project, subscriber=alice, add=["vip"], remove=[], source="api")

@@ -55,7 +55,7 @@ def test_rules_and_groups_are_added_and_removed_where_asked() -> None:
 
 @pytest.mark.django_db
 def test_the_builder_saves_a_segment_and_a_bad_rule_is_a_form_error(client: Client, project: Any) -> None:
-    user = MembershipFactory(organization=project.organization, role="member").user
+    user = MembershipFactory(organization=project.organization, role="editor").user
     client.force_login(user)
     bad = {
         "name": "VIP",

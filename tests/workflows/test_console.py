@@ -22,7 +22,7 @@ from tests.workflows.helpers import (
 
 @pytest.fixture
 def member(project):
-    return MembershipFactory(organization=project.organization, role="member").user
+    return MembershipFactory(organization=project.organization, role="editor").user
 
 
 @pytest.mark.django_db

@@ -120,7 +120,7 @@ def test_a_start_without_its_token_starts_nothing(client, admin, project, journe
     assert not Execution.objects.exists()
 
 
-@pytest.mark.parametrize("role", ["member", "viewer"])
+@pytest.mark.parametrize("role", ["editor", "viewer"])
 def test_only_owners_and_admins_may_start_runs(client, project, journey, role):
     subscribers(project, 1)
     user = MembershipFactory(organization=project.organization, role=role).user

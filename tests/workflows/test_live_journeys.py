@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from apps.delivery.models import Delivery
@@ -79,17 +81,23 @@ def test_worker_killed_mid_batch_leaves_nobody_stuck_or_advanced_twice(project, 
     victim = start_worker(["journeys"], concurrency=1)
     execution = execution_start(project=project, workflow=version.workflow, audience={"everyone": True})
     wait_for(
-        lambda: (
-            Step.objects.filter(execution=execution, state="running").exists()
-            and Step.objects.filter(execution=execution, node_id="end").exists()
-        ),
+        lambda: Step.objects.filter(execution=execution, node_id="end").exists(),
         timeout=120,
         interval=0.02,
         message="the runner never got going",
     )
+    # Freeze the worker, look, and kill it only while it holds running steps: between a
+    # look and a plain kill a busy worker may finish its batch.
+    deadline = time.monotonic() + 60
+    stranded = 0
+    while not stranded and time.monotonic() < deadline:
+        victim.freeze()
+        stranded = Step.objects.filter(execution=execution, state="running").count()
+        if not stranded:
+            victim.thaw()
+            time.sleep(0.005)
     victim.kill()
-    stranded = Step.objects.filter(execution=execution, state="running").count()
-    assert stranded > 0, "the kill did not land mid-batch"
+    assert stranded > 0, "the kill never landed mid-batch"
     assert Journey.objects.filter(execution=execution, state="completed").count() < count
 
     survivor = start_worker(["journeys"], concurrency=1)
@@ -97,8 +105,6 @@ def test_worker_killed_mid_batch_leaves_nobody_stuck_or_advanced_twice(project, 
 
     # The sweep (beat) would do this every minute; the test does not wait for it.
     expand_execution.apply_async((project.pk, execution.pk), queue="journeys")
-    import time
-
     time.sleep(3.5)
     wake_runners()
     wait_for(lambda: finished(execution), timeout=240, message=f"execution stuck:\n{survivor.log()[-3000:]}")

@@ -57,7 +57,7 @@ def test_journey_path_shows_the_message_as_sent_after_the_subscriber_changes(cli
 
     ada.attributes = {"name": "Grace"}
     ada.save(update_fields=["attributes"])
-    client.force_login(MembershipFactory(organization=project.organization, role="member").user)
+    client.force_login(MembershipFactory(organization=project.organization, role="editor").user)
     journey = Journey.objects.get(execution=execution)
     page = client.get(f"/console/workflows/journeys/{journey.pk}/").content.decode()
     assert "Grace" not in page
@@ -100,7 +100,7 @@ def test_another_projects_journey_and_snapshot_are_not_found(client, project, ot
     SentContent.objects.create(
         project=other_project, delivery_id=99, created_at=timezone.now(), content=sent_content_pack({"text": "secret"})
     )
-    client.force_login(MembershipFactory(organization=project.organization, role="member").user)
+    client.force_login(MembershipFactory(organization=project.organization, role="editor").user)
     assert client.get(f"/console/workflows/journeys/{theirs.pk}/").status_code == 404
     assert sent_content_by_delivery(project, [99]) == {}
     assert sent_content_by_delivery(other_project, [99]) == {99: {"text": "secret"}}

@@ -106,7 +106,7 @@ def test_another_projects_version_cannot_be_restored_or_compared(client: Any, pr
     assert client.get("/console/workflows/theirs/versions/compare").status_code == 404
 
 
-@pytest.mark.parametrize(("role", "allowed"), [("owner", True), ("admin", True), ("member", False), ("viewer", False)])
+@pytest.mark.parametrize(("role", "allowed"), [("owner", True), ("admin", True), ("editor", False), ("viewer", False)])
 def test_only_admins_and_owners_publish_restore_and_cancel(
     client: Any, project: Any, published: Workflow, role: str, allowed: bool
 ) -> None:
@@ -132,7 +132,7 @@ def test_only_admins_and_owners_publish_restore_and_cancel(
 
 
 def test_members_still_edit_drafts(client: Any, project: Any, published: Workflow) -> None:
-    client.force_login(staff(project, "member"))
+    client.force_login(staff(project, "editor"))
     page = client.get("/console/workflows/welcome/").content.decode()
     assert "An admin or owner of the project publishes the draft." in page
     published.refresh_from_db()

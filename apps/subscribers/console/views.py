@@ -25,7 +25,7 @@ from apps.subscribers.services import (
     subscriber_tags_change,
 )
 
-EDITOR_ROLES = frozenset({"owner", "admin", "member"})
+EDITOR_ROLES = frozenset({"owner", "admin", "editor"})
 PAGE_SIZE = 50
 
 

@@ -31,7 +31,7 @@ from apps.workflows.models import Workflow
 from apps.workflows.nodes.base import node_types
 from apps.workflows.services import workflow_save_draft
 
-EDITOR_ROLES = frozenset({Role.OWNER, Role.ADMIN, Role.MEMBER})
+EDITOR_ROLES = frozenset({Role.OWNER, Role.ADMIN, Role.EDITOR})
 # An edit is a few fields, a node's settings or a paste (at most 512 KiB of it).
 MAX_EDIT_BODY = 1024 * 1024
 MAX_IDS = 500

@@ -13,7 +13,7 @@ from tests.factories import MembershipFactory
 
 @pytest.fixture
 def member(project: Any) -> Any:
-    return MembershipFactory(organization=project.organization, role="member").user
+    return MembershipFactory(organization=project.organization, role="editor").user
 
 
 @pytest.fixture

@@ -44,7 +44,7 @@ def _insert_after(page: Any, node: str, handle: str, type_label: str) -> None:
 
 
 def test_build_a_journey_from_scratch_with_mouse_and_keyboard(page: Any, project: Any) -> None:
-    user = MembershipFactory(organization=project.organization, role="member").user
+    user = MembershipFactory(organization=project.organization, role="editor").user
     tag(project, "vip")
     published_template(project, "welcome-email", "email")
     published_template(project, "welcome-push", "push")
@@ -136,7 +136,7 @@ TWO_STEPS = {
 
 
 def test_copy_two_nodes_into_a_second_journey_through_the_system_clipboard(page: Any, project: Any) -> None:
-    user = MembershipFactory(organization=project.organization, role="member").user
+    user = MembershipFactory(organization=project.organization, role="editor").user
     _draft(project, "first", TWO_STEPS)
     _draft(project, "second")
     sign_in(page, user)
@@ -166,7 +166,7 @@ def test_copy_two_nodes_into_a_second_journey_through_the_system_clipboard(page:
 
 
 def test_undo_and_redo_survive_a_reload(page: Any, project: Any) -> None:
-    user = MembershipFactory(organization=project.organization, role="member").user
+    user = MembershipFactory(organization=project.organization, role="editor").user
     _draft(project, "undoable", TWO_STEPS)
     sign_in(page, user)
     page.goto("/console/workflows/undoable/builder/")
@@ -189,7 +189,7 @@ def test_undo_and_redo_survive_a_reload(page: Any, project: Any) -> None:
 
 
 def test_a_validation_error_appears_on_its_node_and_the_issue_focuses_it(page: Any, project: Any) -> None:
-    user = MembershipFactory(organization=project.organization, role="member").user
+    user = MembershipFactory(organization=project.organization, role="editor").user
     _draft(project, "checked", TWO_STEPS)
     sign_in(page, user)
     page.goto("/console/workflows/checked/builder/?node=tag-it")
@@ -203,8 +203,8 @@ def test_a_validation_error_appears_on_its_node_and_the_issue_focuses_it(page: A
 
 
 def test_a_stale_second_editor_is_refused(page: Any, browser: Any, live_server: Any, project: Any) -> None:
-    ada = MembershipFactory(organization=project.organization, role="member", user__username="ada").user
-    grace = MembershipFactory(organization=project.organization, role="member", user__username="grace").user
+    ada = MembershipFactory(organization=project.organization, role="editor", user__username="ada").user
+    grace = MembershipFactory(organization=project.organization, role="editor", user__username="grace").user
     _draft(project, "shared", TWO_STEPS)
     sign_in(page, ada)
     page.goto("/console/workflows/shared/builder/")

@@ -96,7 +96,7 @@ def test_a_saved_config_that_breaks_the_schema_shows_as_the_nodes_error(editor: 
 
 def test_a_stale_editor_is_refused_naming_who_changed_the_draft(editor: Editor, project: Any, client: Any) -> None:
     stale = editor.revision
-    other = MembershipFactory(organization=project.organization, role="member", user__username="grace").user
+    other = MembershipFactory(organization=project.organization, role="editor", user__username="grace").user
     second = Editor(client.__class__(), editor.workflow)
     second.client.force_login(other)
     assert second.post("add", type="email").status_code == 200

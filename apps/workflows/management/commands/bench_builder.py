@@ -101,7 +101,7 @@ class Command(BenchCommand):
         from django.contrib.auth import get_user_model
 
         user = get_user_model().objects.create_user(username=f"bench-builder-{tag}", password=uuid.uuid4().hex)
-        Membership.objects.create(user=user, organization=organization, role="member")
+        Membership.objects.create(user=user, organization=organization, role="editor")
         graph = sample_graph(options["nodes"])
         workflow, _ = workflow_save_draft(project=project, key="bench", name="Bench", graph=graph)
         client = Client()
