@@ -42,5 +42,6 @@ if settings.TIDINGS_SERVE_MEDIA:
     prefix = settings.MEDIA_URL.lstrip("/")
     urlpatterns += [path(f"{prefix}<path:path>", serve, {"document_root": settings.MEDIA_ROOT})]
 
-# Wagtail serves every other path (home page, docs, blog, legal).
-urlpatterns += [path("", include(wagtail_urls))]
+# Search, sitemap, robots.txt and llms.txt; Wagtail serves every other path (home page,
+# docs, blog, legal).
+urlpatterns += [path("", include("cms.urls")), path("", include(wagtail_urls))]

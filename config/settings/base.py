@@ -40,6 +40,8 @@ INSTALLED_APPS = [
     "storages",
     # Wagtail (cms/ only)
     "wagtail.contrib.forms",
+    "wagtail.contrib.routable_page",
+    "wagtail.contrib.sitemaps",
     "wagtail.contrib.redirects",
     "wagtail.embeds",
     "wagtail.sites",
@@ -323,6 +325,11 @@ WAGTAIL_SITE_NAME = "Tidings"
 WAGTAILADMIN_BASE_URL = env_str("TIDINGS_BASE_URL", "http://127.0.0.1:8000")
 WAGTAILADMIN_USER_LOGIN_FORM = "apps.console.signin.CmsSignInForm"
 WAGTAILDOCS_EXTENSIONS = ["csv", "docx", "key", "odt", "pdf", "pptx", "rtf", "txt", "xlsx", "zip"]
+# Wagtail's database backend: on PostgreSQL it is the built-in full-text search (tsvector,
+# ranked), so docs and blog search needs no search server of its own.
+WAGTAILSEARCH_BACKENDS = {"default": {"BACKEND": "wagtail.search.backends.database"}}
+# Scheduled publishing: beat runs Wagtail's publish_scheduled once a minute (cms.tasks).
+CELERY_BEAT_SCHEDULE["cms-publish-scheduled"] = {"task": "cms.publish_scheduled", "schedule": 60.0}
 
 LOGGING = {
     "version": 1,

@@ -9,11 +9,13 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import io
 import json
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
@@ -47,6 +49,13 @@ def ensure_demo_key(project: Project, kind: str, name: str) -> str:
     return raw
 
 
+def cms_seed() -> dict[str, Any]:
+    """The public site's starting pages, through the cms's own command."""
+    out = io.StringIO()
+    call_command("cms_seed", stdout=out)
+    return json.loads(out.getvalue())
+
+
 class Command(BaseCommand):
     help = "Create or reuse the demo organization, project, user and keys."
 
@@ -72,7 +81,7 @@ class Command(BaseCommand):
         membership_set(user=user, organization=org, role=Role.OWNER)
         public_key = ensure_demo_key(project, "public", "Demo public key")
         secret_key = ensure_demo_key(project, "secret", "Demo secret key")
-        extra = {"delivery": seed_demo(project), "world": demo_world_seed(project)}
+        extra = {"delivery": seed_demo(project), "world": demo_world_seed(project), "site": cms_seed()}
         result = {
             "organization": org.slug,
             "project": project.slug,
