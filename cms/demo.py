@@ -11,7 +11,8 @@ from django.conf import settings
 from django.contrib.auth.models import Group, Permission
 from django.db import transaction
 from django.utils import timezone
-from wagtail.models import GroupPagePermission, Page, Site
+from wagtail.coreutils import get_supported_content_language_variant
+from wagtail.models import GroupPagePermission, Locale, Page, Site
 
 from cms import demo_content as content
 from cms.models import (
@@ -62,12 +63,25 @@ def editors_may_publish(home: Page) -> None:
         GroupPagePermission.objects.get_or_create(group=editors, page=home, permission=permission)
 
 
+def home_ensure() -> HomePage:
+    """The home page the cms migrations made, or a new one on a database emptied since."""
+    home = HomePage.objects.first()
+    if home is not None:
+        return home
+    root = Page.get_first_root_node()
+    if root is None:
+        Locale.objects.get_or_create(language_code=get_supported_content_language_variant(settings.LANGUAGE_CODE))
+        root = Page.add_root(instance=Page(title="Root", slug="root"))
+    home = HomePage(title="Tidings", slug="home")
+    root.add_child(instance=home)
+    home.save_revision().publish()
+    return home
+
+
 @transaction.atomic
 def cms_demo_seed() -> dict[str, Any]:
     created: list[str] = []
-    home = HomePage.objects.first()
-    if home is None:
-        raise RuntimeError("The cms migrations create the home page; run migrate first.")
+    home = home_ensure()
     if not home.features:
         home.hero_heading = content.HOME["hero_heading"]
         home.intro = content.HOME["intro"]

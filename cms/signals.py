@@ -12,11 +12,23 @@ from typing import Any
 from django.db import transaction
 from wagtail.signals import page_published, page_unpublished
 
+_LATEST = "_cms_llms_rebuild"
+
 
 def _rebuild_after_commit(**kwargs: Any) -> None:
     from cms.llms import llms_regenerate
 
-    transaction.on_commit(llms_regenerate)
+    # Publishing a whole tree in one transaction (the demo seed, a bulk publish) rebuilds
+    # once: every publish queues a callback, and only the one queued last rebuilds.
+    connection = transaction.get_connection()
+    token = object()
+    setattr(connection, _LATEST, token)
+
+    def rebuild() -> None:
+        if getattr(connection, _LATEST, None) is token:
+            llms_regenerate()
+
+    transaction.on_commit(rebuild)
 
 
 def connect() -> None:

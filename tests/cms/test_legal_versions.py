@@ -1,0 +1,72 @@
+"""Legal pages: the version in effect, earlier ones at stable URLs, a clear 404 otherwise."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from cms.models import HomePage, LegalPage, LegalVersion
+
+pytestmark = pytest.mark.django_db
+
+
+def terms() -> LegalPage:
+    return LegalPage.objects.get(slug="terms")
+
+
+def test_the_page_shows_the_version_in_effect(site_client: Client) -> None:
+    current = terms().current_version()
+    response = site_client.get("/legal/terms/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert f"Version {current.label}" in html
+    assert "Acceptable use" in html  # only the newer version has this section
+    assert current.change_summary in html
+    assert '<link rel="canonical" href="http://site.test/legal/terms/">' in html
+
+
+def test_an_earlier_version_stays_readable_at_its_own_url(site_client: Client) -> None:
+    earlier = terms().ordered_versions()[-1]
+    response = site_client.get(f"/legal/terms/versions/{earlier.label}/")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert f"Version {earlier.label}" in html
+    assert "This is an earlier version" in html
+    assert "Acceptable use" not in html
+    assert f'<link rel="canonical" href="http://site.test/legal/terms/versions/{earlier.label}/">' in html
+
+
+def test_a_version_not_yet_in_effect_is_announced_and_readable(site_home: HomePage, site_client: Client) -> None:
+    page = terms()
+    upcoming_day = timezone.localdate() + datetime.timedelta(days=20)
+    LegalVersion.objects.create(
+        page=page,
+        label="next",
+        effective_date=upcoming_day,
+        change_summary="Longer notice periods.",
+        body="<p>Ninety days' notice.</p>",
+    )
+    current_html = site_client.get("/legal/terms/").content.decode()
+    assert "A new version takes effect on" in current_html
+    assert "Ninety days" not in current_html
+    upcoming = site_client.get("/legal/terms/versions/next/").content.decode()
+    assert "This version takes effect on" in upcoming
+    assert "Ninety days" in upcoming
+
+
+def test_an_unknown_version_is_a_clear_404(site_client: Client) -> None:
+    response = site_client.get("/legal/terms/versions/1999-01-01/")
+    html = response.content.decode()
+    assert response.status_code == 404
+    assert "Terms of service has no version “1999-01-01”" in html
+    for version in terms().ordered_versions():
+        assert f"/legal/terms/versions/{version.label}/" in html  # the versions that do exist
+
+
+def test_the_sitemap_lists_every_version(site_client: Client) -> None:
+    xml = site_client.get("/sitemap.xml").content.decode()
+    for version in terms().ordered_versions():
+        assert f"<loc>http://site.test/legal/terms/versions/{version.label}/</loc>" in xml
