@@ -14,6 +14,7 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from wagtail import blocks
+from wagtail.blocks.struct_block import StructBlockValidationError
 from wagtail.images.blocks import ImageBlock
 from wagtail.rich_text import expand_db_html
 
@@ -85,8 +86,10 @@ class ApiOperationBlock(blocks.StructBlock):
 
     def clean(self, value: Any) -> Any:
         value = super().clean(value)
+        # The choices were read when the form was built; the API may have changed since.
         if api_operation(value["operation_id"]) is None:
-            raise ValidationError(f"The API has no operation {value['operation_id']!r}.")
+            message = f"The API has no operation {value['operation_id']!r}."
+            raise StructBlockValidationError(block_errors={"operation_id": ValidationError(message)})
         return value
 
     def get_context(self, value: Any, parent_context: dict[str, Any] | None = None) -> dict[str, Any]:

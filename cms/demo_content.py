@@ -201,7 +201,7 @@ API_REFERENCE = {
 BLOG_POST = {
     "slug": "introducing-tidings",
     "title": "Introducing Tidings",
-    "author": "The Tidings team",
+    "author": "Inês Duarte",
     "summary": "Why we built one platform for transactional messages, journeys and campaigns.",
     "tags": ["announcements", "product"],
     "body": [

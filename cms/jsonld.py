@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.templatetags.static import static
 from django.urls import reverse
 
 ORGANIZATION_NAME = "Tidings"
@@ -20,13 +21,13 @@ def organization(site_root: Any, request: Any) -> dict[str, Any]:
         "@id": f"{home}#organization",
         "name": ORGANIZATION_NAME,
         "url": home,
-        "logo": request.build_absolute_uri("/static/cms/logo.svg") if request else None,
+        "logo": request.build_absolute_uri(static("cms/logo.svg")),
     }
 
 
 def website(site_root: Any, request: Any) -> dict[str, Any]:
     home = absolute(request, site_root)
-    search = request.build_absolute_uri(reverse("cms:search")) if request else reverse("cms:search")
+    search = request.build_absolute_uri(reverse("cms:search"))
     return {
         "@type": "WebSite",
         "@id": f"{home}#website",

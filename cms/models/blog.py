@@ -7,6 +7,7 @@ from typing import Any
 from django.core.paginator import Paginator
 from django.db import models
 from django.http import HttpRequest, HttpResponse
+from django.templatetags.static import static
 from django.utils import timezone
 from modelcluster.contrib.taggit import ClusterTaggableManager
 from modelcluster.fields import ParentalKey
@@ -111,6 +112,7 @@ class BlogPostPage(SeoMixin, Page):
                 description=self.seo_description(),
                 author=self.author,
                 published=self.date,
-                image=self.og_image_url(request),
+                # Search engines want an image for a post: the site's logo when it has no hero.
+                image=self.og_image_url(request) or request.build_absolute_uri(static("cms/logo.svg")),
             )
         ]
