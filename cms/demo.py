@@ -87,7 +87,7 @@ def cms_demo_seed() -> dict[str, Any]:
         home.intro = content.HOME["intro"]
         home.features = [{"type": "feature", "value": {"title": t, "text": d}} for t, d in content.HOME["features"]]
         home.save_revision().publish()
-    site_bind(home)
+    site = site_bind(home)
     editors_may_publish(home)
 
     docs, new = _child(home, DocsIndexPage, "docs", title="Docs", intro=content.DOCS_INTRO, show_in_menus=True)
@@ -145,4 +145,8 @@ def cms_demo_seed() -> dict[str, Any]:
         legal.add_child(instance=page)
         page.save_revision().publish()
         created.append(document["slug"])
-    return {"pages_created": created, "pages_live": Page.objects.live().filter(depth__gte=2).count()}
+    return {
+        "site_url": site.root_url,
+        "pages_live": Page.objects.live().filter(depth__gte=2).count(),
+        "pages_created": created,
+    }

@@ -15,6 +15,7 @@ from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
 from modelcluster.fields import ParentalKey
+from wagtail.admin.forms import WagtailAdminPageForm
 from wagtail.admin.panels import FieldPanel, InlinePanel
 from wagtail.contrib.routable_page.models import RoutablePageMixin, path
 from wagtail.fields import RichTextField
@@ -41,6 +42,28 @@ class LegalIndexPage(SeoMixin, Page):
         return self.search_description or self.plain(self.intro) or "Terms, privacy and data processing at Tidings."
 
 
+class LegalPageForm(WagtailAdminPageForm):
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        versions = self.formsets["versions"]
+        if not versions.is_valid():
+            # Django's own "duplicate data for page and label" is correct but vague: name the label.
+            seen: set[str] = set()
+            for form in versions.forms:
+                # The bound value: the formset drops a duplicate's label from cleaned_data.
+                label = form["label"].value()
+                if not label or getattr(form, "cleaned_data", {}).get("DELETE"):
+                    continue
+                if label in seen:
+                    form.add_error(
+                        "label",
+                        f"Another version of this document already has the label “{label}”. "
+                        "The label is part of the version's permanent address, so each must differ.",
+                    )
+                seen.add(label)
+        return cleaned
+
+
 class LegalPage(RoutablePageMixin, SeoMixin, Page):
     summary = models.CharField(max_length=300, blank=True)
 
@@ -50,6 +73,7 @@ class LegalPage(RoutablePageMixin, SeoMixin, Page):
         InlinePanel("versions", label="Version", min_num=1, heading="Versions (newest first)"),
     ]
     search_fields = [*Page.search_fields, index.SearchField("summary")]
+    base_form_class = LegalPageForm
     parent_page_types = ["cms.LegalIndexPage"]
     subpage_types: list[str] = []
 

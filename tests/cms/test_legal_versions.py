@@ -70,3 +70,38 @@ def test_the_sitemap_lists_every_version(site_client: Client) -> None:
     xml = site_client.get("/sitemap.xml").content.decode()
     for version in terms().ordered_versions():
         assert f"<loc>http://site.test/legal/terms/versions/{version.label}/</loc>" in xml
+
+
+def version_form(prefix: int, label: str, day: str) -> dict[str, str]:
+    return {
+        f"versions-{prefix}-label": label,
+        f"versions-{prefix}-effective_date": day,
+        f"versions-{prefix}-change_summary": "Changed.",
+        f"versions-{prefix}-body": '{"blocks":[{"key":"a","text":"Body.","type":"unstyled","depth":0,'
+        '"inlineStyleRanges":[],"entityRanges":[]}],"entityMap":{}}',
+        f"versions-{prefix}-ORDER": str(prefix),
+        f"versions-{prefix}-DELETE": "",
+        f"versions-{prefix}-id": "",
+    }
+
+
+def test_two_versions_with_one_label_are_refused_in_the_form(site_home: HomePage, admin_client: Client) -> None:
+    index = LegalPage.objects.get(slug="terms").get_parent()
+    response = admin_client.post(
+        f"/cms/pages/add/cms/legalpage/{index.pk}/",
+        {
+            "title": "Cookie policy",
+            "slug": "cookies",
+            "summary": "",
+            "versions-TOTAL_FORMS": "2",
+            "versions-INITIAL_FORMS": "0",
+            "versions-MIN_NUM_FORMS": "1",
+            "versions-MAX_NUM_FORMS": "1000",
+            **version_form(0, "2026-01-01", "2026-01-01"),
+            **version_form(1, "2026-01-01", "2026-02-01"),
+            "action-publish": "publish",
+        },
+    )
+    assert response.status_code == 200
+    assert "Another version of this document already has the label “2026-01-01”" in response.content.decode()
+    assert not LegalPage.objects.filter(slug="cookies").exists()

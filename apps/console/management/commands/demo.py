@@ -50,10 +50,12 @@ def ensure_demo_key(project: Project, kind: str, name: str) -> str:
 
 
 def cms_seed() -> dict[str, Any]:
-    """The public site's starting pages, through the cms's own command."""
+    """The public site's starting pages, through the cms's own command. Only what a second
+    run repeats is shown: which pages this run created is the command's own detail."""
     out = io.StringIO()
     call_command("cms_seed", stdout=out)
-    return json.loads(out.getvalue())
+    seeded = json.loads(out.getvalue())
+    return {"url": seeded["site_url"], "pages_live": seeded["pages_live"]}
 
 
 class Command(BaseCommand):
