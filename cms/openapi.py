@@ -94,7 +94,8 @@ def _request_fields(document: dict[str, Any], operation: dict[str, Any]) -> list
     ]
 
 
-def api_operations() -> list[ApiOperation]:
+@cache
+def api_operations() -> tuple[ApiOperation, ...]:
     """Every operation in the document's own order (path, then method)."""
     document = api_document()
     found: list[ApiOperation] = []
@@ -126,7 +127,7 @@ def api_operations() -> list[ApiOperation]:
                     responses=[(code, r.get("description", "")) for code, r in operation.get("responses", {}).items()],
                 )
             )
-    return found
+    return tuple(found)
 
 
 def api_operation(operation_id: str) -> ApiOperation | None:
