@@ -12,7 +12,7 @@ from django.contrib.auth.models import Group, Permission
 from django.db import transaction
 from django.utils import timezone
 from wagtail.coreutils import get_supported_content_language_variant
-from wagtail.models import GroupPagePermission, Locale, Page, Site
+from wagtail.models import Collection, GroupPagePermission, Locale, Page, Site
 
 from cms import demo_content as content
 from cms.models import (
@@ -65,6 +65,8 @@ def editors_may_publish(home: Page) -> None:
 
 def home_ensure() -> HomePage:
     """The home page the cms migrations made, or a new one on a database emptied since."""
+    if Collection.get_first_root_node() is None:  # images and documents live in collections
+        Collection.add_root(name="Root")
     home = HomePage.objects.first()
     if home is not None:
         return home
