@@ -12,6 +12,7 @@ from config.env import (
     data_dir,
     env_bool,
     env_int,
+    env_json,
     env_list,
     env_str,
 )
@@ -63,6 +64,7 @@ INSTALLED_APPS = [
     "apps.notifications",
     "apps.workflows",
     "apps.campaigns",
+    "apps.accounts",
     "apps.console",
     "cms",
 ]
@@ -422,3 +424,12 @@ CELERY_BEAT_SCHEDULE |= {
     "campaigns-reconciler": {"task": "campaigns.reconciler", "schedule": 20.0},
     "campaigns-start-due": {"task": "campaigns.start_due", "schedule": 10.0},
 }
+
+# --- Account email: through the platform's own project (apps.accounts.platform) ------
+TIDINGS_PLATFORM_ORGANIZATION_SLUG = env_str("TIDINGS_PLATFORM_ORGANIZATION_SLUG", "tidings-platform")
+# The dry run by default, so `make run` needs no mail server; name a real email provider
+# (smtp, ses, resend, postmark…) with its credentials and settings as JSON objects.
+TIDINGS_ACCOUNT_MAIL_PROVIDER = env_str("TIDINGS_ACCOUNT_MAIL_PROVIDER", "dryrun")
+TIDINGS_ACCOUNT_MAIL_CREDENTIALS = env_json("TIDINGS_ACCOUNT_MAIL_CREDENTIALS", {"api_key": "dryrun"})
+TIDINGS_ACCOUNT_MAIL_SETTINGS = env_json("TIDINGS_ACCOUNT_MAIL_SETTINGS", {})
+TIDINGS_ACCOUNT_MAIL_FROM = env_str("TIDINGS_ACCOUNT_MAIL_FROM", "Tidings <accounts@tidings.test>")
