@@ -8,7 +8,8 @@ from typing import Any
 from django.db import transaction
 from django.utils.text import slugify
 
-from apps.core.errors import ApplicationError
+from apps.accounts.platform import platform_project_ensure
+from apps.core.errors import ApplicationError, PermissionDenied
 from apps.core.time import is_valid_timezone
 from apps.governance.models import Membership, Role
 from apps.projects.models import Organization
@@ -49,3 +50,17 @@ def account_open(*, user: Any, organization_name: str, project_name: str, timezo
         organization.save(update_fields=["default_timezone"])
     project_create(organization=organization, name=project_name, timezone=timezone)
     return Membership.objects.create(user=user, organization=organization, role=Role.OWNER)
+
+
+@transaction.atomic
+def platform_staff_membership_ensure(*, user: Any) -> Membership:
+    """Platform staff edit the account email templates in the console's template editor,
+    which shows a project's templates to its organization's members: make the staff member
+    an admin of the platform organization (an existing membership is left as it is)."""
+    if not (user.is_authenticated and user.is_staff):
+        raise PermissionDenied("Only platform staff edit the account email templates.", code="not_platform_staff")
+    project = platform_project_ensure()
+    membership, _ = Membership.objects.get_or_create(
+        user=user, organization=project.organization, defaults={"role": Role.ADMIN}
+    )
+    return membership

@@ -14,6 +14,7 @@ urlpatterns = [
     path("logout/", account_views.logout, name="logout"),
     path("account/", account_pages.my_account, name="my_account"),
     path("sent-mail/", account_pages.sent_mail, name="sent_mail"),
+    path("sent-mail/templates/", account_pages.account_templates_edit, name="account_templates_edit"),
     path("switch-project/", views.switch_project, name="switch_project"),
     path("project/", project_views.project_settings, name="project_settings"),
 ]

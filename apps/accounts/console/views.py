@@ -8,10 +8,14 @@ from allauth.usersessions.models import UserSession
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
 from apps.accounts.gate import mfa_setup_required
+from apps.accounts.platform import platform_project_ensure
 from apps.accounts.sent_mail import sent_account_mail
+from apps.accounts.services import platform_staff_membership_ensure
+from apps.console.access import SESSION_PROJECT
 from apps.governance.models import Membership
 
 
@@ -45,3 +49,14 @@ def sent_mail(request: HttpRequest) -> HttpResponse:
         "accounts/sent_mail.html",
         {"section": "sent_mail", "mails": sent_account_mail(limit=50, to=to), "to": to},
     )
+
+
+@require_POST
+@login_required
+def account_templates_edit(request: HttpRequest) -> HttpResponse:
+    """Platform staff: open the account email templates in the template editor."""
+    if not request.user.is_staff:
+        raise Http404("No such page.")
+    platform_staff_membership_ensure(user=request.user)
+    request.session[SESSION_PROJECT] = platform_project_ensure().pk
+    return redirect("delivery_console:templates")
