@@ -15,13 +15,14 @@ request itself.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, OperationalError, connection, transaction
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 from django.utils.module_loading import import_string
@@ -88,7 +89,10 @@ class IdempotencyMiddleware:
         if owner is None:
             # The view refuses it (401 or 403), and nothing is remembered.
             return None
-        claimed = self._claim(*owner, key, request_fingerprint(request))
+        fingerprint = request_fingerprint(request)
+        if not self._is_upload(request) and not asyncio.iscoroutinefunction(view):
+            return self._run_with_record(request, view, args, kwargs, owner, key, fingerprint)
+        claimed = self._claim(*owner, key, fingerprint)
         if isinstance(claimed, HttpResponse):
             return claimed
         setattr(request, _RECORD_ATTR, claimed)
@@ -117,6 +121,93 @@ class IdempotencyMiddleware:
         )
         return response
 
+    @staticmethod
+    def _is_upload(request: HttpRequest) -> bool:
+        return any(request.path.startswith(prefix) for prefix in settings.TIDINGS_UPLOAD_PATHS)
+
+    def _run_with_record(
+        self,
+        request: HttpRequest,
+        view: Callable[..., HttpResponse],
+        args: Any,
+        kwargs: Any,
+        owner: Owner,
+        key: str,
+        fingerprint: str,
+    ) -> HttpResponse:
+        project_id, namespace = owner
+        for _ in range(3):
+            now = timezone.now()
+            try:
+                with transaction.atomic():
+                    with connection.cursor() as cursor:
+                        # How long a duplicate waits for the request it duplicates.
+                        cursor.execute(
+                            "SELECT current_setting('lock_timeout'), set_config('lock_timeout', %s, true)",
+                            [f"{_wait_ms()}ms"],
+                        )
+                        (usual_lock_timeout, _) = cursor.fetchone()
+                    try:
+                        with transaction.atomic():
+                            record = IdempotencyRecord.objects.create(
+                                project_id=project_id,
+                                namespace=namespace,
+                                key=key,
+                                fingerprint=fingerprint,
+                                expires_at=now + timedelta(hours=settings.TIDINGS_IDEMPOTENCY_TTL_HOURS),
+                            )
+                    except IntegrityError:
+                        record = None
+                    if record is not None:
+                        with connection.cursor() as cursor:
+                            cursor.execute("SELECT set_config('lock_timeout', %s, true)", [usual_lock_timeout])
+                        response = view(request, *args, **kwargs)
+                        render = getattr(response, "render", None)
+                        if callable(render):
+                            response = render()
+                        if response.status_code >= 400 or getattr(response, "streaming", False):
+                            raise _Refused(response)
+                        headers = {name: response[name] for name in _REPLAYED_HEADERS if response.has_header(name)}
+                        IdempotencyRecord.objects.filter(pk=record.pk).update(
+                            state=IdempotencyRecord.State.COMPLETED,
+                            response_status=response.status_code,
+                            response_headers=headers,
+                            response_body=response.content,
+                        )
+                        return response
+            except _Refused as refused:
+                # Nothing the refused request did is kept, its record included.
+                return refused.response
+            except OperationalError as error:
+                if getattr(error.__cause__, "sqlstate", None) != _LOCK_NOT_AVAILABLE:
+                    raise
+                return _in_progress(key)
+            answer = self._answer_existing(project_id, namespace, key, fingerprint, now)
+            if answer is not None:
+                return answer
+        return problem_response(409, "idempotency_in_progress", f"{HEADER} {key!r} is contended; retry shortly.")
+
+    def _answer_existing(
+        self, project_id: int, namespace: str, key: str, fingerprint: str, now: timezone.datetime
+    ) -> HttpResponse | None:
+        """The answer for a key already recorded, or None once a dead record is cleared."""
+        existing = IdempotencyRecord.objects.filter(project_id=project_id, namespace=namespace, key=key).first()
+        if existing is None:
+            return None  # deleted between our insert and read: try again
+        stale = existing.state == IdempotencyRecord.State.IN_PROGRESS and existing.created_at < now - STALE_AFTER
+        if existing.expires_at <= now or stale:
+            IdempotencyRecord.objects.filter(pk=existing.pk, created_at=existing.created_at).delete()
+            return None
+        if existing.fingerprint != fingerprint:
+            return problem_response(
+                422,
+                "idempotency_key_reused",
+                f"{HEADER} {key!r} was already used with a different request body or path.",
+            )
+        if existing.state == IdempotencyRecord.State.IN_PROGRESS:
+            return _in_progress(key)
+        return _replay(existing)
+
     def _claim(self, project_id: int, namespace: str, key: str, fingerprint: str) -> IdempotencyRecord | HttpResponse:
         now = timezone.now()
         expires = now + timedelta(hours=settings.TIDINGS_IDEMPOTENCY_TTL_HOURS)
@@ -128,28 +219,33 @@ class IdempotencyMiddleware:
                     )
             except IntegrityError:
                 pass
-            existing = IdempotencyRecord.objects.filter(project_id=project_id, namespace=namespace, key=key).first()
-            if existing is None:
-                continue  # deleted between our insert and read: try again
-            stale = existing.state == IdempotencyRecord.State.IN_PROGRESS and existing.created_at < now - STALE_AFTER
-            if existing.expires_at <= now or stale:
-                IdempotencyRecord.objects.filter(pk=existing.pk, created_at=existing.created_at).delete()
-                continue
-            if existing.fingerprint != fingerprint:
-                return problem_response(
-                    422,
-                    "idempotency_key_reused",
-                    f"{HEADER} {key!r} was already used with a different request body or path.",
-                )
-            if existing.state == IdempotencyRecord.State.IN_PROGRESS:
-                return problem_response(
-                    409,
-                    "idempotency_in_progress",
-                    f"A request with {HEADER} {key!r} is still being processed; retry shortly.",
-                    headers={"Retry-After": "1"},
-                )
-            return _replay(existing)
+            answer = self._answer_existing(project_id, namespace, key, fingerprint, now)
+            if answer is not None:
+                return answer
         return problem_response(409, "idempotency_in_progress", f"{HEADER} {key!r} is contended; retry shortly.")
+
+
+_LOCK_NOT_AVAILABLE = "55P03"
+
+
+class _Refused(Exception):
+    """Carries a refusal out of the transaction, so that all it wrote is rolled back."""
+
+    def __init__(self, response: HttpResponse) -> None:
+        self.response = response
+
+
+def _wait_ms() -> int:
+    return int(getattr(settings, "TIDINGS_IDEMPOTENCY_WAIT_MS", 10_000))
+
+
+def _in_progress(key: str) -> HttpResponse:
+    return problem_response(
+        409,
+        "idempotency_in_progress",
+        f"A request with {HEADER} {key!r} is still being processed; retry shortly.",
+        headers={"Retry-After": "1"},
+    )
 
 
 def idempotency_records_sweep(*, now: timezone.datetime | None = None) -> int:
