@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import timedelta
 from typing import Any
 
 from allauth.account import app_settings as account_settings
@@ -11,6 +12,7 @@ from allauth.account.adapter import DefaultAccountAdapter
 from allauth.account.authentication import get_authentication_records
 from allauth.mfa.adapter import DefaultMFAAdapter
 from django.conf import settings
+from django.core import signing
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.utils import timezone
@@ -20,6 +22,13 @@ from apps.core.clients import client_ip_address
 from apps.core.crypto import decrypt_text, encrypt_text
 
 log = logging.getLogger(__name__)
+
+# A browser that signed in to an account before carries a signed cookie naming it; a
+# sign-in without one is a "new sign-in" the account's owner is told about.
+DEVICE_COOKIE = "tidings_known_device"
+DEVICE_SALT = "tidings.accounts.known-device"
+DEVICE_COOKIE_AGE = timedelta(days=365)
+DEVICE_COOKIE_USERS = 5
 
 # allauth's email templates -> Tidings' account email kinds. What allauth sends that has
 # no kind of its own (a password changed, an address removed…) is left out, logged.
@@ -79,10 +88,29 @@ class AccountAdapter(DefaultAccountAdapter):
         else:
             log.info("account email %s to %s has no Tidings kind; not sent", template_prefix, email)
 
+    def login(self, request: HttpRequest, user: Any) -> None:
+        # Django's login() stamps last_login: whether this is the very first sign-in is
+        # only known before it.
+        request.tidings_first_sign_in = user.last_login is None  # type: ignore[attr-defined]
+        super().login(request, user)
+
     def post_login(self, request: HttpRequest, user: Any, **kwargs: Any) -> HttpResponse:
+        """After a sign-in from a browser this account has not used before (not the first
+        sign-in, which follows sign-up), the account is told, with a link to its sessions."""
         response = super().post_login(request, user, **kwargs)
+        known = known_devices(request, user)
+        first = getattr(request, "tidings_first_sign_in", False) or kwargs.get("signup")
         email = kwargs.get("email") or user.email
-        if not kwargs.get("signup") and email:
+        if user.pk not in known:
+            response.set_cookie(
+                DEVICE_COOKIE,
+                signing.dumps([user.pk, *known][:DEVICE_COOKIE_USERS], salt=DEVICE_SALT),
+                max_age=int(DEVICE_COOKIE_AGE.total_seconds()),
+                secure=request.is_secure(),
+                httponly=True,
+                samesite="Lax",
+            )
+        if user.pk not in known and not first and email:
             account_mail_send(
                 kind="new_sign_in",
                 to=email,
@@ -94,6 +122,15 @@ class AccountAdapter(DefaultAccountAdapter):
                 },
             )
         return response
+
+
+def known_devices(request: HttpRequest, user: Any) -> list[int]:
+    """The accounts that have signed in from this browser before (its signed cookie)."""
+    try:
+        value = signing.loads(request.COOKIES.get(DEVICE_COOKIE, ""), salt=DEVICE_SALT, max_age=DEVICE_COOKIE_AGE)
+    except signing.BadSignature:
+        return []
+    return [pk for pk in value if isinstance(pk, int)] if isinstance(value, list) else []
 
 
 class MfaAdapter(DefaultMFAAdapter):

@@ -10,6 +10,7 @@ from allauth.account.models import EmailAddress
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from apps.delivery.models import Delivery
 from apps.governance.models import Membership, Role
 from apps.projects.models import Organization, Project
 from tests.accounts.helpers import PASSWORD, last_account_mail, link_path, signup_data
@@ -107,13 +108,22 @@ def test_an_unverified_person_cannot_sign_in_and_a_session_of_theirs_does_not_op
     assert gated.status_code == 302 and gated["Location"] == "/console/email/"
 
 
-def test_sign_in_is_by_email_and_sends_a_new_sign_in_notice(client: Client) -> None:
+def test_sign_in_is_by_email_and_a_browser_not_seen_before_sends_a_new_sign_in_notice(client: Client) -> None:
     person = UserFactory(email="linus@example.com")
     response = client.post("/console/login/", {"login": "LINUS@example.com", "password": "correct-horse-battery"})
     assert response.status_code == 302
     assert client.session["_auth_user_id"] == str(person.pk)
+    # The first sign-in of an account is no news; nor is this browser signing in again.
+    client.post("/console/logout/")
+    client.post("/console/login/", {"login": "linus@example.com", "password": "correct-horse-battery"})
+    assert not Delivery.objects.filter(origin_id="new_sign_in").exists()
+
+    elsewhere = Client(HTTP_USER_AGENT="Firefox on a borrowed laptop")
+    elsewhere.post("/console/login/", {"login": "linus@example.com", "password": "correct-horse-battery"})
     notice = last_account_mail("new_sign_in", to="linus@example.com")
     assert notice.context["link"] == "http://testserver/console/sessions/"
+    assert notice.context["user_agent"] == "Firefox on a borrowed laptop"
+    assert Delivery.objects.filter(origin_id="new_sign_in").count() == 1
     # Not by username: that is the admin's way in, not the console's.
     by_name = Client().post("/console/login/", {"login": person.username, "password": "correct-horse-battery"})
     assert by_name.status_code == 200
