@@ -6,6 +6,7 @@ so ``config/settings/*`` never reads ``os.environ`` directly.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -50,6 +51,20 @@ def env_list(name: str, default: list[str] | None = None) -> list[str]:
     if raw is None:
         return list(default or [])
     return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_json(name: str, default: dict | None = None) -> dict:
+    """A JSON object, for settings that are a small mapping (a provider's credentials)."""
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return dict(default or {})
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise EnvError(f"{name} must be a JSON object, got invalid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise EnvError(f"{name} must be a JSON object, got {type(value).__name__}")
+    return value
 
 
 def data_dir() -> Path:

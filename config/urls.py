@@ -6,13 +6,13 @@ from wagtail import urls as wagtail_urls
 from wagtail.admin import urls as wagtailadmin_urls
 from wagtail.documents import urls as wagtaildocs_urls
 
+from apps.accounts.signin import AdminSignInForm
 from apps.campaigns.public import unsubscribe
-from apps.console.signin import AdminSignInForm
 from apps.core.health import health_view
 
 handler500 = "apps.core.problems.server_error"
 
-# The admin's sign-in page names a sign-in lock as such (apps.console.signin).
+# The admin's sign-in page names a sign-in lock as such (apps.accounts.signin).
 admin.site.login_form = AdminSignInForm
 
 urlpatterns = [
@@ -32,6 +32,8 @@ urlpatterns = [
     path("console/campaigns/", include("apps.campaigns.console.urls")),
     path("webhooks/", include("apps.delivery.webhooks.urls")),
     path("console/", include("apps.console.urls")),
+    # allauth: sign-up, email addresses, password, MFA (2fa/) and sessions (sessions/).
+    path("console/", include("allauth.urls")),
     path("cms/", include(wagtailadmin_urls)),
     path("documents/", include(wagtaildocs_urls)),
 ]

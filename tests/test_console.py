@@ -8,14 +8,14 @@ from django.core.management import call_command
 
 from apps.governance.models import ApiKey
 from apps.governance.services import api_key_create
-from tests.factories import MembershipFactory, ProjectFactory
+from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
 
 def login(client, user):
     # Through the sign-in page: the sign-in lock's backend needs the request.
-    response = client.post("/console/login/", {"username": user.username, "password": "correct-horse-battery"})
+    response = client.post("/console/login/", {"login": user.email, "password": "correct-horse-battery"})
     assert response.status_code == 302
 
 
@@ -101,8 +101,8 @@ def test_switcher_only_switches_to_member_projects(client, project, owner):
 
 
 def test_user_without_membership_sees_no_project_page(client, django_user_model):
-    django_user_model.objects.create_user("lonely", password="correct-horse-battery")
-    client.post("/console/login/", {"username": "lonely", "password": "correct-horse-battery"})
+    UserFactory(username="lonely", email="lonely@example.com")
+    client.post("/console/login/", {"login": "lonely@example.com", "password": "correct-horse-battery"})
     assert client.get("/console/").status_code == 403
 
 

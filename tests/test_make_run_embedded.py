@@ -323,7 +323,7 @@ def test_console_edits_tags_and_filters_notifications(tidings: dict[str, Any], a
     console = httpx.Client(base_url=tidings["base"] + "/console", timeout=30)
     console.get("/login/")
     token = console.cookies["csrftoken"]
-    login = {"username": "demo", "password": "tidings-demo", "csrfmiddlewaretoken": token}
+    login = {"login": "demo@tidings.test", "password": "tidings-demo", "csrfmiddlewaretoken": token}
     assert console.post("/login/", data=login).status_code == 302
     u1 = api.call("GET", "/subscribers/u1")
     token = console.cookies["csrftoken"]

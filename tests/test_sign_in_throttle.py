@@ -1,4 +1,5 @@
-"""Sign-in throttling on the console and the Django admin: per account and per client."""
+"""Sign-in throttling on the console (allauth, by email) and the Django admin (by username):
+per account and per client, one count per account whichever page names it."""
 
 from __future__ import annotations
 
@@ -36,9 +37,14 @@ def staff_user() -> Any:
     return UserFactory(is_staff=True, is_superuser=True)
 
 
-def sign_in(client: Client, page: str, username: str, password: str, ip: str) -> Any:
-    next_url = "/admin/" if page.startswith("/admin/") else "/console/"
-    return client.post(page, {"username": username, "password": password, "next": next_url}, REMOTE_ADDR=ip)
+def sign_in(client: Client, page: str, who: Any, password: str, ip: str) -> Any:
+    """``who`` is a user (named as the page asks: email on the console, username in the
+    admin) or a made-up account name."""
+    if page.startswith("/admin/"):
+        name = who if isinstance(who, str) else who.username
+        return client.post(page, {"username": name, "password": password, "next": "/admin/"}, REMOTE_ADDR=ip)
+    name = who if isinstance(who, str) else who.email
+    return client.post(page, {"login": name, "password": password, "next": "/console/"}, REMOTE_ADDR=ip)
 
 
 def assert_signed_in(client: Client, response: Any, user: Any) -> None:
@@ -56,7 +62,7 @@ def test_wrong_passwords_lock_the_account_from_every_client(page: str, staff_use
     client = Client()
     for attempt in range(1, 31):
         # A new client address each time: only the account's own count can lock it.
-        response = sign_in(client, page, staff_user.username, "wrong-guess", f"198.51.100.{attempt}")
+        response = sign_in(client, page, staff_user, "wrong-guess", f"198.51.100.{attempt}")
         if attempt < 5:
             assert response.status_code == 200
             assert LOCKED not in response.content.decode()
@@ -65,10 +71,10 @@ def test_wrong_passwords_lock_the_account_from_every_client(page: str, staff_use
         if attempt == 3:
             assert "2 more failed attempts will lock signing in" in response.content.decode()
 
-    assert_locked(client, sign_in(client, page, staff_user.username, RIGHT, "203.0.113.50"))
+    assert_locked(client, sign_in(client, page, staff_user, RIGHT, "203.0.113.50"))
 
     time.sleep(COOL_OFF.total_seconds() + 0.5)
-    assert_signed_in(client, sign_in(client, page, staff_user.username, RIGHT, "203.0.113.51"), staff_user)
+    assert_signed_in(client, sign_in(client, page, staff_user, RIGHT, "203.0.113.51"), staff_user)
 
 
 def test_wrong_passwords_lock_the_client_for_every_account(page: str, staff_user: Any, secret_client: Any) -> None:
@@ -76,21 +82,21 @@ def test_wrong_passwords_lock_the_client_for_every_account(page: str, staff_user
     client = Client()
     for attempt in range(1, 31):
         # A new account name each time: only the client's own count can lock it.
-        response = sign_in(client, page, f"guess-{attempt}", "wrong-guess", attacker)
+        response = sign_in(client, page, f"guess-{attempt}@example.com", "wrong-guess", attacker)
         if attempt < 5:
             assert response.status_code == 200
         else:
             assert_locked(client, response)
 
-    assert_locked(client, sign_in(client, page, staff_user.username, RIGHT, attacker))
+    assert_locked(client, sign_in(client, page, staff_user, RIGHT, attacker))
     # The account itself is not locked: another client signs in to it.
     elsewhere = Client()
-    assert_signed_in(elsewhere, sign_in(elsewhere, page, staff_user.username, RIGHT, "203.0.113.60"), staff_user)
+    assert_signed_in(elsewhere, sign_in(elsewhere, page, staff_user, RIGHT, "203.0.113.60"), staff_user)
     # API keys never sign in, so the locked client's API calls still pass.
     assert secret_client.get("/api/v1/me", REMOTE_ADDR=attacker).status_code == 200
 
     time.sleep(COOL_OFF.total_seconds() + 0.5)
-    assert_signed_in(client, sign_in(client, page, staff_user.username, RIGHT, attacker), staff_user)
+    assert_signed_in(client, sign_in(client, page, staff_user, RIGHT, attacker), staff_user)
 
 
 def test_behind_a_trusted_proxy_the_client_is_the_forwarded_address(settings: Any, staff_user: Any) -> None:
@@ -99,7 +105,7 @@ def test_behind_a_trusted_proxy_the_client_is_the_forwarded_address(settings: An
     for attempt in range(5):
         response = client.post(
             "/console/login/",
-            {"username": f"guess-{attempt}", "password": "wrong-guess"},
+            {"login": f"guess-{attempt}@example.com", "password": "wrong-guess"},
             REMOTE_ADDR="10.0.0.1",
             HTTP_X_FORWARDED_FOR="spoofed, 192.0.2.77",
         )
@@ -108,7 +114,7 @@ def test_behind_a_trusted_proxy_the_client_is_the_forwarded_address(settings: An
     other = Client()
     response = other.post(
         "/console/login/",
-        {"username": staff_user.username, "password": RIGHT},
+        {"login": staff_user.email, "password": RIGHT},
         REMOTE_ADDR="10.0.0.1",
         HTTP_X_FORWARDED_FOR="192.0.2.78",
     )
@@ -132,8 +138,16 @@ def test_the_lock_reads_the_same_under_asgi(staff_user: Any) -> None:
     client = AsyncClient()
     post = async_to_sync(client.post)
     for attempt in range(6):
-        body = {"username": staff_user.username, "password": f"wrong-{attempt}"}
+        body = {"login": staff_user.email, "password": f"wrong-{attempt}"}
         response = post("/console/login/", body, REMOTE_ADDR="192.0.2.95")
     assert response.status_code == 429
     assert LOCKED in response.content.decode()
     assert "Sign in to Tidings" in response.content.decode()
+
+
+def test_wrong_passwords_on_the_console_lock_the_same_account_in_the_admin(staff_user: Any) -> None:
+    console, admin = Client(), Client()
+    for attempt in range(5):
+        # The console names the account by its email, in any case; the admin by username.
+        sign_in(console, SIGN_IN_PAGES["console"], staff_user.email.upper(), "wrong-guess", f"198.51.100.{attempt}")
+    assert_locked(admin, sign_in(admin, SIGN_IN_PAGES["admin"], staff_user, RIGHT, "203.0.113.70"))

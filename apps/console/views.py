@@ -1,27 +1,15 @@
-"""The console shell: sign-in, the project switcher and the overview page."""
+"""The console shell: the project switcher and the overview page (sign-in is allauth's)."""
 
 from __future__ import annotations
 
 from django.contrib import messages
-from django.contrib.auth import views as auth_views
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from apps.console.access import SESSION_PROJECT, console_page
-from apps.console.signin import SignInForm
 from apps.core.ids import parse_id
 from apps.governance.selectors import api_key_list, projects_for_user
-
-
-class LoginView(auth_views.LoginView):
-    template_name = "console/login.html"
-    form_class = SignInForm
-    redirect_authenticated_user = True
-
-
-class LogoutView(auth_views.LogoutView):
-    pass
 
 
 @console_page

@@ -12,6 +12,7 @@ from config.env import (
     data_dir,
     env_bool,
     env_int,
+    env_json,
     env_list,
     env_str,
 )
@@ -31,6 +32,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.sitemaps",
+    "django.contrib.humanize",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -56,6 +58,10 @@ INSTALLED_APPS = [
     "taggit",
     "django_htmx",
     "axes",
+    "allauth",
+    "allauth.account",
+    "allauth.mfa",
+    "allauth.usersessions",
     # Tidings
     "apps.core",
     "apps.projects",
@@ -65,6 +71,7 @@ INSTALLED_APPS = [
     "apps.notifications",
     "apps.workflows",
     "apps.campaigns",
+    "apps.accounts",
     "apps.console",
     "cms",
 ]
@@ -79,14 +86,18 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    # After authentication and messages: the console opens only to a verified address and,
+    # where the organization requires it, a second factor (apps.accounts.gate).
+    "apps.accounts.gate.ConsoleGateMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "apps.core.idempotency.IdempotencyMiddleware",
     "wagtail.contrib.redirects.middleware.RedirectMiddleware",
     # Last, where django-axes wants its middleware: turns a sign-in refused by the lock into
-    # its answer. It replaces axes' own, which fails under ASGI (apps.console.signin).
-    "apps.console.signin.SignInLockMiddleware",
+    # its answer. It replaces axes' own, which fails under ASGI (apps.accounts.signin).
+    "apps.accounts.signin.SignInLockMiddleware",
 ]
 # /api/v1/ under the API process (config.api_wsgi): what its answers rely on, nothing else.
 # Keys, not sessions or CSRF tokens, authenticate; no static files or CMS redirects live there.
@@ -199,12 +210,43 @@ AUTH_PASSWORD_VALIDATORS = [
 AUTHENTICATION_BACKENDS = [
     # First: refuses any password, right or wrong, while the account or the client is locked.
     "axes.backends.AxesStandaloneBackend",
+    # Django admin and the CMS sign in by username; the console signs in by email (allauth).
     "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
     "guardian.backends.ObjectPermissionBackend",
 ]
-LOGIN_URL = "console:login"
+LOGIN_URL = "account_login"
 LOGIN_REDIRECT_URL = "console:home"
-LOGOUT_REDIRECT_URL = "console:login"
+LOGOUT_REDIRECT_URL = "account_login"
+
+# --- Accounts (django-allauth: account, mfa, usersessions; pages under /console/) ------
+ACCOUNT_ADAPTER = "apps.accounts.adapter.AccountAdapter"
+ACCOUNT_FORMS = {"login": "apps.accounts.forms.SignInForm", "signup": "apps.accounts.forms.SignUpForm"}
+ACCOUNT_LOGIN_METHODS = {"email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "password1*", "password2*"]
+ACCOUNT_UNIQUE_EMAIL = True
+ACCOUNT_EMAIL_VERIFICATION = "mandatory"
+ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
+ACCOUNT_CHANGE_EMAIL = True
+ACCOUNT_EMAIL_NOTIFICATIONS = True
+ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False
+ACCOUNT_EMAIL_SUBJECT_PREFIX = ""
+ACCOUNT_DEFAULT_HTTP_PROTOCOL = env_str("TIDINGS_PUBLIC_SCHEME", "http")
+ACCOUNT_SESSION_REMEMBER = None
+# django-axes owns sign-in throttling (below), with its per-account and per-client lock
+# and its message; allauth's own login limits would answer first with a page of their own.
+# Its other limits (sign-up, password reset, email confirmation) stay.
+ACCOUNT_RATE_LIMITS = {"login": False, "login_failed": False}
+MFA_ADAPTER = "apps.accounts.adapter.MfaAdapter"
+MFA_SUPPORTED_TYPES = ["totp", "recovery_codes", "webauthn"]
+MFA_TOTP_ISSUER = "Tidings"
+MFA_PASSKEY_LOGIN_ENABLED = False
+# Browsers allow WebAuthn on http://localhost only; `make run` serves plain http.
+MFA_WEBAUTHN_ALLOW_INSECURE_ORIGIN = DEBUG
+USERSESSIONS_TRACK_ACTIVITY = False
+# The console's "Sent mail" page (recent account email, links clickable): platform staff
+# only, unless this is on (DEBUG, and `make run` through config.settings.local).
+TIDINGS_SENT_MAIL_PUBLIC = env_bool("TIDINGS_SENT_MAIL_PUBLIC", DEBUG)
 
 # --- Sign-in throttling (django-axes): console, Django admin and CMS sign-in pages ------
 # API keys never go through authenticate(), so the API is not affected.
@@ -221,9 +263,11 @@ AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = True
 # per-client count by signing in to an account of its own between guesses.
 AXES_RESET_ON_SUCCESS = False
 # The sign-in forms show the lock as a form error and SignInLockMiddleware answers with
-# that page and a 429 (apps.console.signin); axes' own middleware is not installed.
+# that page and a 429 (apps.accounts.signin); axes' own middleware is not installed.
 SILENCED_SYSTEM_CHECKS = ["axes.W002"]
 AXES_CLIENT_IP_CALLABLE = "apps.core.clients.client_ip_address"
+# One account, one count: the console signs in by email, the admin and CMS by username.
+AXES_USERNAME_CALLABLE = "apps.accounts.throttle.sign_in_account"
 # Behind N reverse proxies the client is the Nth address from the right of
 # X-Forwarded-For (each proxy appends the address it saw); 0: REMOTE_ADDR.
 TIDINGS_TRUSTED_PROXY_COUNT = env_int("TIDINGS_TRUSTED_PROXY_COUNT", 0)
@@ -323,7 +367,7 @@ TIDINGS_SECRET_KEYS = env_list("TIDINGS_SECRET_KEYS", [])
 # --- Wagtail --------------------------------------------------------------------------
 WAGTAIL_SITE_NAME = "Tidings"
 WAGTAILADMIN_BASE_URL = env_str("TIDINGS_BASE_URL", "http://127.0.0.1:8000")
-WAGTAILADMIN_USER_LOGIN_FORM = "apps.console.signin.CmsSignInForm"
+WAGTAILADMIN_USER_LOGIN_FORM = "apps.accounts.signin.CmsSignInForm"
 WAGTAILDOCS_EXTENSIONS = ["csv", "docx", "key", "odt", "pdf", "pptx", "rtf", "txt", "xlsx", "zip"]
 # Wagtail's database backend: on PostgreSQL it is the built-in full-text search (tsvector,
 # ranked), so docs and blog search needs no search server of its own.
@@ -429,3 +473,12 @@ CELERY_BEAT_SCHEDULE |= {
     "campaigns-reconciler": {"task": "campaigns.reconciler", "schedule": 20.0},
     "campaigns-start-due": {"task": "campaigns.start_due", "schedule": 10.0},
 }
+
+# --- Account email: through the platform's own project (apps.accounts.platform) ------
+TIDINGS_PLATFORM_ORGANIZATION_SLUG = env_str("TIDINGS_PLATFORM_ORGANIZATION_SLUG", "tidings-platform")
+# The dry run by default, so `make run` needs no mail server; name a real email provider
+# (smtp, ses, resend, postmark…) with its credentials and settings as JSON objects.
+TIDINGS_ACCOUNT_MAIL_PROVIDER = env_str("TIDINGS_ACCOUNT_MAIL_PROVIDER", "dryrun")
+TIDINGS_ACCOUNT_MAIL_CREDENTIALS = env_json("TIDINGS_ACCOUNT_MAIL_CREDENTIALS", {"api_key": "dryrun"})
+TIDINGS_ACCOUNT_MAIL_SETTINGS = env_json("TIDINGS_ACCOUNT_MAIL_SETTINGS", {})
+TIDINGS_ACCOUNT_MAIL_FROM = env_str("TIDINGS_ACCOUNT_MAIL_FROM", "Tidings <accounts@tidings.test>")

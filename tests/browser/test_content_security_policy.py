@@ -24,7 +24,7 @@ def test_the_template_preview_and_project_switcher_run_under_the_policy(page: An
     user = MembershipFactory(organization=project.organization, role="owner").user
     template = template_create(project=project, key="welcome", channel="email", name="Welcome")
     page.goto("/console/login/")
-    page.fill("input[name=username]", user.username)
+    page.fill("input[name=login]", user.email)
     page.fill("input[name=password]", "correct-horse-battery")
     page.click("button[type=submit]")
     page.wait_for_url("**/console/")
@@ -53,7 +53,7 @@ def test_htmx_pages_run_under_the_policy(page: Any, project: Any) -> None:
     violations = watch_for_violations(page)
     user = MembershipFactory(organization=project.organization, role="owner").user
     page.goto("/console/login/")
-    page.fill("input[name=username]", user.username)
+    page.fill("input[name=login]", user.email)
     page.fill("input[name=password]", "correct-horse-battery")
     page.click("button[type=submit]")
     page.wait_for_url("**/console/")

@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 def test_sign_in_create_copy_and_revoke_a_key(page, project):
     user = MembershipFactory(organization=project.organization, role="owner").user
     page.goto("/console/login/")
-    page.fill("#id_username", user.username)
+    page.fill("#id_login", user.email)
     page.fill("#id_password", "correct-horse-battery")
     page.click("button[type=submit]")
     page.wait_for_url("**/console/")

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def login(page: Any, project: Any) -> None:
     user = MembershipFactory(organization=project.organization, role="owner").user
     page.goto("/console/login/")
-    page.fill("input[name=username]", user.username)
+    page.fill("input[name=login]", user.email)
     page.fill("input[name=password]", "correct-horse-battery")
     page.click("button[type=submit]")
     page.wait_for_url("**/console/")

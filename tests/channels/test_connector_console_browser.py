@@ -17,7 +17,7 @@ def test_owner_adds_a_webhook_connector_and_sends_a_test(page, project) -> None:
     user = MembershipFactory(organization=project.organization, role="owner").user
     with fake_server(lambda request: Response(200, {"ok": True})) as server:
         page.goto("/console/login/")
-        page.fill("#id_username", user.username)
+        page.fill("#id_login", user.email)
         page.fill("#id_password", "correct-horse-battery")
         page.click("button[type=submit]")
         page.click("nav >> text=Connectors")

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 def console(project: Any) -> Client:
     user = MembershipFactory(organization=project.organization, role="owner").user
     client = Client()
-    response = client.post("/console/login/", {"username": user.username, "password": "correct-horse-battery"})
+    response = client.post("/console/login/", {"login": user.email, "password": "correct-horse-battery"})
     assert response.status_code == 302
     return client
 

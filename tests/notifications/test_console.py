@@ -21,7 +21,7 @@ def console(project: Any) -> Client:
     user = MembershipFactory(organization=project.organization, role="owner").user
     client = Client()
     # Through the sign-in page: the sign-in lock's backend needs the request.
-    response = client.post("/console/login/", {"username": user.username, "password": "correct-horse-battery"})
+    response = client.post("/console/login/", {"login": user.email, "password": "correct-horse-battery"})
     assert response.status_code == 302
     return client
 

@@ -44,7 +44,7 @@ def test_publish_in_api_then_find_it_in_the_explorer_and_open_its_delivery(
     )
 
     page.goto("/console/login/")
-    page.fill("input[name=username]", user.username)
+    page.fill("input[name=login]", user.email)
     page.fill("input[name=password]", "correct-horse-battery")
     page.click("button[type=submit]")
     page.click("nav >> text=Notifications")

@@ -12,7 +12,7 @@ from tests.factories import MembershipFactory, ProjectFactory
 
 def _login(page: Any, user: Any) -> None:
     page.goto("/console/login/")
-    page.fill("input[name=username]", user.username)
+    page.fill("input[name=login]", user.email)
     page.fill("input[name=password]", "correct-horse-battery")
     page.click("button[type=submit]")
     page.wait_for_url("**/console/**")

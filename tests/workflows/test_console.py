@@ -69,7 +69,7 @@ def test_publish_from_the_console_and_see_the_drawing(page, live_server, project
     broken = tag_branch_graph("nope")
     workflow_save_draft(project=project, key="broken", name="Broken", graph=broken)
     page.goto("/console/login/")
-    page.fill("#id_username", admin.username)
+    page.fill("#id_login", admin.email)
     page.fill("#id_password", "correct-horse-battery")
     page.click("button[type=submit]")
     page.goto("/console/workflows/")

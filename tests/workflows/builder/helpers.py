@@ -34,7 +34,7 @@ def segment(project: Any, name: str, tags: list[str]) -> Segment:
 
 def sign_in(page: Any, user: Any) -> None:
     page.goto("/console/login/")
-    page.fill("#id_username", user.username)
+    page.fill("#id_login", user.email)
     page.fill("#id_password", "correct-horse-battery")
     page.click("button[type=submit]")
     page.wait_for_url("**/console/")

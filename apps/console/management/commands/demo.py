@@ -13,6 +13,7 @@ import io
 import json
 from typing import Any
 
+from allauth.account.models import EmailAddress
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
@@ -27,6 +28,7 @@ from apps.governance.services import api_key_create, membership_set
 from apps.projects.models import Organization, Project
 
 DEMO_USERNAME = "demo"
+DEMO_EMAIL = "demo@tidings.test"
 DEMO_PASSWORD_DEFAULT = "tidings-demo"  # noqa: S105 - printed to the operator on purpose
 DEMO_ORG = ("Demo Company", "demo")
 DEMO_PROJECT = ("Demo App", "demo-app", "Europe/Lisbon")
@@ -75,11 +77,14 @@ class Command(BaseCommand):
         )
         user_model = get_user_model()
         user, created = user_model.objects.get_or_create(username=DEMO_USERNAME, defaults={"is_staff": True})
-        if created or not user.check_password(password):
+        if created or not user.check_password(password) or user.email != DEMO_EMAIL:
             user.set_password(password)
+            user.email = DEMO_EMAIL
             user.is_staff = True
             user.is_superuser = True
             user.save()
+        # The console signs in by email and opens only to a verified one.
+        EmailAddress.objects.update_or_create(user=user, email=DEMO_EMAIL, defaults={"verified": True, "primary": True})
         membership_set(user=user, organization=org, role=Role.OWNER)
         public_key = ensure_demo_key(project, "public", "Demo public key")
         secret_key = ensure_demo_key(project, "secret", "Demo secret key")
@@ -89,6 +94,7 @@ class Command(BaseCommand):
             "project": project.slug,
             "project_id": project.pk,
             "username": DEMO_USERNAME,
+            "email": DEMO_EMAIL,
             "password": password,
             "public_key": public_key,
             "secret_key": secret_key,

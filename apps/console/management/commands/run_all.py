@@ -158,7 +158,8 @@ class Command(BaseCommand):
         if settings.TIDINGS_EMBEDDED_REDIS:
             self.stdout.write(f"  Redis:      {settings.REDIS_URL} (embedded)")
         if world:
-            self.stdout.write(f"  Login:      {world['username']} / {world['password']}")
+            self.stdout.write(f"  Login:      {world.get('email', world['username'])} / {world['password']}")
+            self.stdout.write(f"  Sent mail:  {base}/console/sent-mail/ (account email, links clickable)")
             self.stdout.write(f"  Public key: {world['public_key']}")
             self.stdout.write(f"  Secret key: {world['secret_key']}\n")
 

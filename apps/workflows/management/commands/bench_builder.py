@@ -101,6 +101,10 @@ class Command(BenchCommand):
         from django.contrib.auth import get_user_model
 
         user = get_user_model().objects.create_user(username=f"bench-builder-{tag}", password=uuid.uuid4().hex)
+        # The console opens only to a verified address (apps.accounts.gate).
+        from allauth.account.models import EmailAddress
+
+        EmailAddress.objects.create(user=user, email=f"{user.username}@bench.test", verified=True, primary=True)
         Membership.objects.create(user=user, organization=organization, role="editor")
         graph = sample_graph(options["nodes"])
         workflow, _ = workflow_save_draft(project=project, key="bench", name="Bench", graph=graph)

@@ -3,8 +3,8 @@
 The lock itself is django-axes' (settings ``AXES_*``): its backend refuses every password
 while the account or the client is locked, which Django reports as a plain failed
 sign-in. These forms turn that into a form error naming the lock, on every sign-in page
-(console, Django admin, CMS), so a person sees why and for how long instead of a bare
-error page.
+(console through allauth, ``apps.accounts.forms``; Django admin; CMS), so a person sees
+why and for how long instead of a bare error page.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import Any
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
-from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from wagtail.admin.forms.auth import LoginForm as WagtailLoginForm
@@ -70,10 +69,6 @@ class SignInLockMixin:
                     ]
                 ) from None
             raise
-
-
-class SignInForm(SignInLockMixin, AuthenticationForm):
-    pass
 
 
 class AdminSignInForm(SignInLockMixin, AdminAuthenticationForm):
