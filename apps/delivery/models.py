@@ -230,12 +230,13 @@ class Delivery(ProjectScopedModel):
                 condition=Q(state__in=["queued", "retrying"], lane__in=["high", "normal"]),
                 name="delivery_claimable",
             ),
-            # The bulk lane claims with a keyset cursor on id (campaign fan-outs are id-ordered).
+            # The bulk lane claims each project's share with a keyset cursor on id (campaign
+            # fan-outs are id-ordered), and finds the projects with bulk work by a loose scan.
             # Each waiting row sits in exactly one of the two claim indexes: a bulk row in the
             # due-order one would let a planner walk every already-claimed entry of a campaign
             # (dead until vacuum) on each keyset claim, which made claims grow with the campaign.
             models.Index(
-                fields=["id"],
+                fields=["project", "id"],
                 condition=Q(state__in=["queued", "retrying"], lane="bulk"),
                 name="delivery_bulk_claimable",
             ),

@@ -79,4 +79,3 @@ def test_a_refused_keyed_publish_rolls_back_with_its_record(
     assert (
         client.post("/api/v1/notifications", publish_body(), format="json", HTTP_IDEMPOTENCY_KEY="k").status_code == 202
     )
-
