@@ -20,6 +20,7 @@ from django.utils import timezone
 from apps.accounts.mail import account_mail_send
 from apps.core.clients import client_ip_address
 from apps.core.crypto import decrypt_text, encrypt_text
+from apps.core.errors import ApplicationError
 
 log = logging.getLogger(__name__)
 
@@ -111,17 +112,25 @@ class AccountAdapter(DefaultAccountAdapter):
                 samesite="Lax",
             )
         if user.pk not in known and not first and email:
-            account_mail_send(
-                kind="new_sign_in",
-                to=email,
-                context={
-                    "signed_in_at": timezone.now().strftime("%Y-%m-%d %H:%M UTC"),
-                    "ip_address": client_ip_address(request) or "an unknown address",
-                    "user_agent": (request.META.get("HTTP_USER_AGENT") or "an unknown browser")[:200],
-                    "link": _absolute(request, reverse("usersessions_list")),
-                },
-            )
+            new_sign_in_notify(request, email)
         return response
+
+
+def new_sign_in_notify(request: HttpRequest, email: str) -> None:
+    # A notice that cannot be queued (a misconfigured provider) must not stop the sign-in.
+    try:
+        account_mail_send(
+            kind="new_sign_in",
+            to=email,
+            context={
+                "signed_in_at": timezone.now().strftime("%Y-%m-%d %H:%M UTC"),
+                "ip_address": client_ip_address(request) or "an unknown address",
+                "user_agent": (request.META.get("HTTP_USER_AGENT") or "an unknown browser")[:200],
+                "link": _absolute(request, reverse("usersessions_list")),
+            },
+        )
+    except ApplicationError:
+        log.exception("new sign-in notice to %s could not be queued", email)
 
 
 def known_devices(request: HttpRequest, user: Any) -> list[int]:

@@ -169,3 +169,16 @@ def test_account_forms_refuse_a_post_without_its_csrf_token(page: str) -> None:
     assert response.status_code == 403
     assert not get_user_model().objects.filter(email="ada@example.com").exists()
     assert "_auth_user_id" not in client.session
+
+
+def test_a_sign_in_notice_that_cannot_be_queued_does_not_stop_the_sign_in(settings) -> None:
+    person = UserFactory(email="edsger@example.com")
+    Client().post("/console/login/", {"login": person.email, "password": "correct-horse-battery"})
+    # A real provider named without what it needs: the notice is refused, loudly in the log.
+    settings.TIDINGS_ACCOUNT_MAIL_PROVIDER = "smtp"
+    settings.TIDINGS_ACCOUNT_MAIL_SETTINGS = {}
+    other = Client()
+    response = other.post("/console/login/", {"login": person.email, "password": "correct-horse-battery"})
+    assert response.status_code == 302
+    assert other.session["_auth_user_id"] == str(person.pk)
+    assert not Delivery.objects.filter(origin_id="new_sign_in").exists()
